@@ -1,0 +1,115 @@
+//! Small enumerations used by services and common properties.
+
+use super::macros::bacnet_enum;
+
+bacnet_enum! {
+    /// `BACnetReinitializedState` (ReinitializeDevice).
+    pub struct ReinitializedState(u32) {
+        COLDSTART = 0 => "coldstart",
+        WARMSTART = 1 => "warmstart",
+        START_BACKUP = 2 => "start-backup",
+        END_BACKUP = 3 => "end-backup",
+        START_RESTORE = 4 => "start-restore",
+        END_RESTORE = 5 => "end-restore",
+        ABORT_RESTORE = 6 => "abort-restore",
+        ACTIVATE_CHANGES = 7 => "activate-changes",
+    }
+}
+
+bacnet_enum! {
+    /// The enable-disable parameter of DeviceCommunicationControl.
+    pub struct EnableDisable(u32) {
+        ENABLE = 0 => "enable",
+        DISABLE = 1 => "disable",
+        DISABLE_INITIATION = 2 => "disable-initiation",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetBinaryPV`.
+    pub struct BinaryPV(u32) {
+        INACTIVE = 0 => "inactive",
+        ACTIVE = 1 => "active",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetPolarity`.
+    pub struct Polarity(u32) {
+        NORMAL = 0 => "normal",
+        REVERSE = 1 => "reverse",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetEventState`.
+    pub struct EventState(u32) {
+        NORMAL = 0 => "normal",
+        FAULT = 1 => "fault",
+        OFFNORMAL = 2 => "offnormal",
+        HIGH_LIMIT = 3 => "high-limit",
+        LOW_LIMIT = 4 => "low-limit",
+        LIFE_SAFETY_ALARM = 5 => "life-safety-alarm",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetDeviceStatus`.
+    pub struct DeviceStatus(u32) {
+        OPERATIONAL = 0 => "operational",
+        OPERATIONAL_READ_ONLY = 1 => "operational-read-only",
+        DOWNLOAD_REQUIRED = 2 => "download-required",
+        DOWNLOAD_IN_PROGRESS = 3 => "download-in-progress",
+        NON_OPERATIONAL = 4 => "non-operational",
+        BACKUP_IN_PROGRESS = 5 => "backup-in-progress",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetReliability`.
+    pub struct Reliability(u32) {
+        NO_FAULT_DETECTED = 0 => "no-fault-detected",
+        NO_SENSOR = 1 => "no-sensor",
+        OVER_RANGE = 2 => "over-range",
+        UNDER_RANGE = 3 => "under-range",
+        OPEN_LOOP = 4 => "open-loop",
+        SHORTED_LOOP = 5 => "shorted-loop",
+        NO_OUTPUT = 6 => "no-output",
+        UNRELIABLE_OTHER = 7 => "unreliable-other",
+        PROCESS_ERROR = 8 => "process-error",
+        MULTI_STATE_FAULT = 9 => "multi-state-fault",
+        CONFIGURATION_ERROR = 10 => "configuration-error",
+        COMMUNICATION_FAILURE = 12 => "communication-failure",
+        MEMBER_FAULT = 13 => "member-fault",
+        MONITORED_OBJECT_FAULT = 14 => "monitored-object-fault",
+        TRIPPED = 15 => "tripped",
+        LAMP_FAILURE = 16 => "lamp-failure",
+        ACTIVATION_FAILURE = 17 => "activation-failure",
+        RENEW_DHCP_FAILURE = 18 => "renew-dhcp-failure",
+        RENEW_FD_REGISTRATION_FAILURE = 19 => "renew-fd-registration-failure",
+        RESTART_AUTO_NEGOTIATION_FAILURE = 20 => "restart-auto-negotiation-failure",
+        RESTART_FAILURE = 21 => "restart-failure",
+        PROPRIETARY_COMMAND_FAILURE = 22 => "proprietary-command-failure",
+        FAULTS_LISTED = 23 => "faults-listed",
+        REFERENCED_OBJECT_FAULT = 24 => "referenced-object-fault",
+    }
+}
+
+bacnet_enum! {
+    /// The network priority of an NPDU (Clause 6.2.2, control octet bits 1..0).
+    pub struct NetworkPriority(u8) {
+        NORMAL = 0 => "normal",
+        URGENT = 1 => "urgent",
+        CRITICAL_EQUIPMENT = 2 => "critical-equipment",
+        LIFE_SAFETY = 3 => "life-safety",
+    }
+}
+
+bacnet_enum! {
+    /// The choice of a `BACnetTimeStamp`.
+    pub struct TimeStampKind(u8) {
+        TIME = 0 => "time",
+        SEQUENCE_NUMBER = 1 => "sequence-number",
+        DATE_TIME = 2 => "date-time",
+    }
+}

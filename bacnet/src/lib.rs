@@ -1,0 +1,31 @@
+//! Sans-IO BACnet core for Trellis.
+//!
+//! This crate is the protocol and nothing else: encoding rules, enumerations,
+//! the PDU layers (BVLL for BACnet/IP, NPDU, APDU), service codecs and the
+//! client transaction state machine. It does no I/O, reads no clock and
+//! depends on no runtime: time comes in as a `now` argument and deadlines go
+//! out through `poll_timeout()`. It builds with `no_std` + `alloc`, for
+//! `wasm32-wasip2` plugins as well as for the host.
+//!
+//! Architecture invariant: decoding untrusted bytes never panics, never
+//! allocates more than a bounded multiple of its input, and every failure maps
+//! to one protocol answer via [`DecodeError::reject_reason`].
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod apdu;
+pub mod bvll;
+pub mod codec;
+pub mod enums;
+pub mod error;
+pub mod npdu;
+pub mod services;
+pub mod value;
+
+pub use codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};
+pub use enums::*;
+pub use error::{DecodeError, EncodeError};
+pub use value::{AnyValue, Element, Value};

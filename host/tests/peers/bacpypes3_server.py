@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""bacpypes3 BACnet/IP server device: a real third-party peer for Trellis tests.
+
+Binds 127.0.0.1/8:PORT (loopback only; bacpypes3 also binds the broadcast
+socket 127.255.255.255:PORT), prints exactly one line ``READY`` on stdout once
+the sockets are bound, then serves until SIGTERM/SIGINT and exits 0.
+
+Objects:
+  device,N            (N = --device-id, default 3001; name "bacpypes3-N")
+  analog-value,1      "av1"  42.0 degreesCelsius, commandable (priority array,
+                      relinquish-default 42.0)
+  analog-input,1      "ai1"  21.5 degreesCelsius
+  binary-value,1      "bv1"  inactive, commandable
+  multi-state-value,1 "msv1" 3 states, stateText ["Off", "Low", "High"], pv 1
+  characterstring-value,1 "csv1" "hello"
+  analog-value,2..N+1 "av2".. (one per --objects), pv = instance as float
+
+DeviceCommunicationControl is answered (password "trellis"); bacpypes3 has no
+ReinitializeDevice handler.
+
+Usage:  .venv-peers/bin/python host/tests/peers/bacpypes3_server.py --port 47809
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from bacpypes3.app import Application
+from bacpypes3.argparse import SimpleArgumentParser
+from bacpypes3.local.analog import AnalogInputObject, AnalogValueObject, AnalogValueObjectCmd
+from bacpypes3.local.binary import BinaryValueObject
+from bacpypes3.local.cmd import Commandable
+from bacpypes3.local.multistate import MultiStateValueObject
+from bacpypes3.local.object import Object as _LocalObject
+from bacpypes3.object import CharacterStringValueObject as _CharacterStringValueObject
+from bacpypes3.service.device import DeviceCommunicationControlServices
+
+
+DCC_PASSWORD = "trellis"
+
+
+class ServerApplication(Application, DeviceCommunicationControlServices):
+    """bacpypes3's Application plus its (not mixed in by default) DCC service.
+
+    bacpypes3 0.0.110 compares the request's enable-disable enumeration with
+    the strings "enable"/"disable"/"disableInitiation", which never match, so
+    an unpatched DCC is acknowledged and then not enforced. The ASAP wants
+    those strings: translate the enumeration here."""
+
+    _DCC_NAMES = {0: "enable", 1: "disable", 2: "disableInitiation"}
+
+    def disable_communications(self, enable_disable):
+        name = self._DCC_NAMES.get(int(enable_disable), str(enable_disable))
+        if name == "enable":
+            self.enable_communications()
+        else:
+            super().disable_communications(name)
+
+
+class BinaryValueObjectCmd(Commandable, BinaryValueObject):
+    """Commandable binary value built on the *local* BinaryValueObject.
+
+    bacpypes3.local.binary.BinaryValueObjectCmd derives from the plain
+    (non-local) object class, so it has no COV criteria and SubscribeCOV on
+    it fails with services/cov-subscription-failed."""
+
+    _required = ("priorityArray",)
+
+
+class CharacterStringValueObject(_LocalObject, _CharacterStringValueObject):
+    """Local (served) characterstring-value object with a generated propertyList."""
+
+
+def build_app(port: int, device_id: int, extra: int) -> Application:
+    # Only 127.0.0.1/8: the /8 also binds the 127.255.255.255 broadcast socket.
+    bp_args = SimpleArgumentParser().parse_args(
+        [
+            "--address", f"127.0.0.1/8:{port}",
+            "--instance", str(device_id),
+            "--name", f"bacpypes3-{device_id}",
+        ]
+    )
+    app = ServerApplication.from_args(bp_args)
+    app.device_object._dcc_password = DCC_PASSWORD
+    # DeviceCommunicationControlServices sets self.smap.dccEnableDisable, but
+    # the Application keeps that state on its ASAP (self.asap); without this
+    # alias every accepted DCC request answers device/operational-problem.
+    app.smap = app.asap
+
+    app.add_object(
+        AnalogValueObjectCmd(
+            objectIdentifier=("analog-value", 1),
+            objectName="av1",
+            presentValue=42.0,
+            relinquishDefault=42.0,
+            statusFlags=[0, 0, 0, 0],
+            eventState="normal",
+            outOfService=False,
+            units="degreesCelsius",
+            covIncrement=0.5,
+        )
+    )
+    app.add_object(
+        AnalogInputObject(
+            objectIdentifier=("analog-input", 1),
+            objectName="ai1",
+            presentValue=21.5,
+            statusFlags=[0, 0, 0, 0],
+            eventState="normal",
+            outOfService=False,
+            units="degreesCelsius",
+            covIncrement=0.1,
+        )
+    )
+    app.add_object(
+        BinaryValueObjectCmd(
+            objectIdentifier=("binary-value", 1),
+            objectName="bv1",
+            presentValue="inactive",
+            relinquishDefault="inactive",
+            statusFlags=[0, 0, 0, 0],
+            eventState="normal",
+            outOfService=False,
+        )
+    )
+    app.add_object(
+        MultiStateValueObject(
+            objectIdentifier=("multi-state-value", 1),
+            objectName="msv1",
+            presentValue=1,
+            numberOfStates=3,
+            stateText=["Off", "Low", "High"],
+            statusFlags=[0, 0, 0, 0],
+            eventState="normal",
+            outOfService=False,
+        )
+    )
+    app.add_object(
+        CharacterStringValueObject(
+            objectIdentifier=("characterstring-value", 1),
+            objectName="csv1",
+            presentValue="hello",
+            statusFlags=[0, 0, 0, 0],
+            eventState="normal",
+            outOfService=False,
+        )
+    )
+    for i in range(2, 2 + extra):
+        app.add_object(
+            AnalogValueObject(
+                objectIdentifier=("analog-value", i),
+                objectName=f"av{i}",
+                presentValue=float(i),
+                statusFlags=[0, 0, 0, 0],
+                eventState="normal",
+                outOfService=False,
+                units="degreesCelsius",
+                covIncrement=1.0,
+            )
+        )
+    return app
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--device-id", type=int, default=3001)
+    parser.add_argument("--objects", type=int, default=0,
+                        help="extra analog-value objects av2.. (default 0)")
+    args = parser.parse_args()
+
+    app = build_app(args.port, args.device_id, args.objects)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    # Application.from_args binds the UDP sockets asynchronously; give the
+    # endpoint tasks a moment to run before announcing readiness.
+    for _ in range(1000):
+        if _bound(app):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        print(f"bacpypes3_server: could not bind 127.0.0.1:{args.port}", file=sys.stderr)
+        app.close()
+        return 1
+    print("READY", flush=True)
+
+    await stop.wait()
+    app.close()
+    return 0
+
+
+def _bound(app: Application) -> bool:
+    """True once every link layer's UDP transports exist."""
+    try:
+        for link in app.link_layers.values():
+            server = getattr(link, "server", None)
+            if server is None:
+                return False
+            # IPv4DatagramServer keeps its transports on local_transport /
+            # broadcast_transport after the endpoints are created.
+            if getattr(server, "local_transport", None) is None:
+                return False
+            if (getattr(server, "broadcast_address", None) is not None
+                    and getattr(server, "broadcast_transport", None) is None):
+                return False
+        return True
+    except Exception:  # pragma: no cover - defensive
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
