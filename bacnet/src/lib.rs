@@ -23,6 +23,7 @@ pub mod enums;
 pub mod error;
 pub mod npdu;
 pub mod services;
+pub mod tsm;
 pub mod value;
 
 pub use codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};

@@ -1,0 +1,63 @@
+//! BACnet/IP datalink (ASHRAE 135 Annex J) over tokio UDP.
+//!
+//! [`bind`] returns a [`BipHandle`] for sending and a [`BipDriver`] the host
+//! spawns to receive. The transport knows BVLL framing and nothing above it:
+//! it hands NPDUs up with their B/IP source (the original source for a
+//! Forwarded-NPDU) and sends NPDUs as Original-Unicast-NPDU or
+//! Original-Broadcast-NPDU. It never decodes an NPDU and never routes.
+//!
+//! Broadcast on Linux needs a socket bound to the broadcast address: a socket
+//! bound to 127.0.0.1:47808 does not see datagrams sent to
+//! 127.255.255.255:47808. Like bacpypes3 with `--address 127.0.0.1/8`, we bind
+//! a second, receive-only socket on the broadcast address and port when the
+//! unicast bind address is a specific one. Datagrams from our own unicast
+//! address (our broadcasts coming back) are dropped.
+//!
+//! As a plain B/IP node (not a BBMD) the driver answers the BBMD functions
+//! with the NAK result Annex J.2 prescribes and drops malformed datagrams with
+//! a `debug` log line naming the fault.
+
+mod config;
+mod driver;
+mod handle;
+
+pub use config::{BindError, BipConfig};
+pub use driver::{BipDriver, DriverStats, Received};
+pub use handle::BipHandle;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use std::net::{SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use tokio::net::UdpSocket;
+
+/// Open the sockets for `config`.
+pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {
+    let unicast = open_socket(config.bind, false).map_err(|source| BindError::new(config.bind, source))?;
+    let local = match unicast.local_addr().map_err(|source| BindError::new(config.bind, source))? {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(_) => unreachable!("bound an IPv4 socket"),
+    };
+    let broadcast_target = SocketAddrV4::new(config.broadcast_ip(), local.port());
+    let broadcast_rx = if !local.ip().is_unspecified() && *broadcast_target.ip() != *local.ip() {
+        Some(open_socket(broadcast_target, true).map_err(|source| BindError::new(broadcast_target, source))?)
+    } else {
+        None
+    };
+    let unicast = Arc::new(unicast);
+    let handle = BipHandle::new(unicast.clone(), local, broadcast_target);
+    let driver = BipDriver::new(unicast, broadcast_rx, local);
+    Ok((handle, driver))
+}
+
+fn open_socket(addr: SocketAddrV4, reuse: bool) -> std::io::Result<UdpSocket> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_broadcast(true)?;
+    if reuse {
+        s.set_reuse_address(true)?;
+    }
+    s.set_nonblocking(true)?;
+    // Room for bursts of requests while the application is busy.
+    let _ = s.set_recv_buffer_size(1 << 20);
+    s.bind(&SocketAddr::V4(addr).into())?;
+    UdpSocket::from_std(s.into())
+}

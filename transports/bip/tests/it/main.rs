@@ -1,0 +1,104 @@
+//! BACnet/IP transport tests on loopback.
+
+use bacnet::bvll::Bvll;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use trellis_bip::{BipConfig, Received, bind};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Each test binds its own 127.x address so tests run in parallel.
+fn config(last: u8) -> BipConfig {
+    BipConfig::new(Ipv4Addr::new(127, 0, 77, last), 0)
+}
+
+async fn recv(rx: &mut mpsc::Receiver<Received>) -> Received {
+    tokio::time::timeout(WAIT, rx.recv()).await.expect("timed out").expect("driver ended")
+}
+
+#[tokio::test]
+async fn unicast_npdu_goes_out_as_original_unicast_and_comes_back_up() {
+    let (a, a_driver) = bind(&config(1)).unwrap();
+    let (b, b_driver) = bind(&config(2)).unwrap();
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(b_driver.run(tx));
+    drop(a_driver);
+    a.send_unicast(b.local_addr(), &[0x01, 0x00, 0x10, 0x08]).await.unwrap();
+    let got = recv(&mut rx).await;
+    assert_eq!(got, Received { source: a.local_addr(), npdu: vec![0x01, 0x00, 0x10, 0x08], broadcast: false });
+}
+
+#[tokio::test]
+async fn broadcast_reaches_a_socket_bound_to_the_broadcast_address_the_way_bacpypes3_binds() {
+    // Listener on 127.0.78.1:P with its broadcast socket on 127.255.255.255:P.
+    let (listener, l_driver) = bind(&BipConfig::new(Ipv4Addr::new(127, 0, 78, 1), 0)).unwrap();
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(l_driver.run(tx));
+    let port = listener.local_addr().port();
+    let sender = UdpSocket::bind("127.0.78.2:0").await.unwrap();
+    sender.set_broadcast(true).unwrap();
+    let mut frame = Vec::new();
+    Bvll::OriginalBroadcastNpdu(&[0x01, 0x20, 0xFF, 0xFF, 0x00, 0xFF, 0x10, 0x08]).encode(&mut frame).unwrap();
+    sender.send_to(&frame, SocketAddrV4::new(Ipv4Addr::new(127, 255, 255, 255), port)).await.unwrap();
+    let got = recv(&mut rx).await;
+    assert!(got.broadcast);
+    assert_eq!(got.npdu[6..], [0x10, 0x08]);
+}
+
+#[tokio::test]
+async fn our_own_broadcast_is_not_handed_back_to_us() {
+    let (me, driver) = bind(&config(3)).unwrap();
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(driver.run(tx));
+    me.send_broadcast(&[0x01, 0x00, 0x10, 0x08]).await.unwrap();
+    // A unicast from elsewhere proves the driver is alive and the broadcast was skipped.
+    let other = UdpSocket::bind("127.0.77.4:0").await.unwrap();
+    let mut frame = Vec::new();
+    Bvll::OriginalUnicastNpdu(&[0x01, 0x00, 0x10, 0x09]).encode(&mut frame).unwrap();
+    other.send_to(&frame, me.local_addr()).await.unwrap();
+    assert_eq!(recv(&mut rx).await.npdu, [0x01, 0x00, 0x10, 0x09]);
+}
+
+#[tokio::test]
+async fn forwarded_npdu_reports_the_original_source() {
+    let (me, driver) = bind(&config(5)).unwrap();
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(driver.run(tx));
+    let bbmd = UdpSocket::bind("127.0.77.6:0").await.unwrap();
+    let origin = SocketAddrV4::new(Ipv4Addr::new(127, 0, 99, 9), 47808);
+    let mut frame = Vec::new();
+    Bvll::ForwardedNpdu { original_source: origin, npdu: &[0x01, 0x00] }.encode(&mut frame).unwrap();
+    bbmd.send_to(&frame, me.local_addr()).await.unwrap();
+    let got = recv(&mut rx).await;
+    assert_eq!((got.source, got.broadcast), (origin, true));
+}
+
+#[tokio::test]
+async fn a_bbmd_request_to_a_plain_node_gets_the_nak_and_malformed_datagrams_are_dropped() {
+    let (me, driver) = bind(&config(7)).unwrap();
+    let stats = driver.stats();
+    let (tx, _rx) = mpsc::channel(8);
+    tokio::spawn(driver.run(tx));
+    let peer = UdpSocket::bind("127.0.77.8:0").await.unwrap();
+    peer.send_to(&[0x81, 0x0A, 0x00, 0x09, 0x01], me.local_addr()).await.unwrap(); // length lies
+    let mut frame = Vec::new();
+    Bvll::RegisterForeignDevice { ttl: 60 }.encode(&mut frame).unwrap();
+    peer.send_to(&frame, me.local_addr()).await.unwrap();
+    let mut buf = [0u8; 64];
+    let (n, _) = tokio::time::timeout(WAIT, peer.recv_from(&mut buf)).await.unwrap().unwrap();
+    assert_eq!(
+        Bvll::decode(&buf[..n]).unwrap(),
+        Bvll::Result(bacnet::enums::BvlcResultCode::REGISTER_FOREIGN_DEVICE_NAK)
+    );
+    assert_eq!(stats.malformed.load(std::sync::atomic::Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn a_taken_port_is_a_clear_error() {
+    let (first, _d) = bind(&config(9)).unwrap();
+    let err = bind(&BipConfig::new(Ipv4Addr::new(127, 0, 77, 9), first.local_addr().port())).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("127.0.77.9") && msg.contains("already in use"), "{msg}");
+}
