@@ -12,7 +12,8 @@ pub mod tag;
 
 pub use field::*;
 pub use primitive::{
-    BitString, CharacterSet, CharacterString, CharsetError, Date, Enumerated, ObjectIdentifier, Primitive, Time,
+    BitString, CharacterSet, CharacterString, CharsetError, Date, Enumerated, ObjectIdentifier, ParseObjectIdError,
+    Primitive, Time,
 };
 pub use reader::Reader;
 pub use tag::{Tag, TagClass, TagKind};

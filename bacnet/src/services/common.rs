@@ -89,6 +89,7 @@ pub fn check_priority(p: Option<u8>, at: usize) -> Result<(), DecodeError> {
 // every error (service group A: who-is … write-property-multiple).
 // ---------------------------------------------------------------------------
 
+use crate::codec::tag::{self, TagClass, TagKind};
 use crate::codec::{ObjectIdentifier, Primitive, read_app};
 
 /// ```text
@@ -141,9 +142,71 @@ pub(crate) fn app_field<T: Primitive>(r: &mut Reader<'_>, what: &'static str) ->
     read_app(r, what).map_err(|e| name_field(e, what))
 }
 
-/// [`read_ctx`] with the field's name in every error.
+/// [`read_ctx`] for a required field, with the field's name in every error.
+///
+/// When another tag stands where the field belongs, the error tells a
+/// missing field (`Truncated`, missing-required-parameter) from a misplaced
+/// one (`InvalidTag`, invalid-tag) with [`absent_from_sequence`].
 pub(crate) fn ctx_field<T: Primitive>(r: &mut Reader<'_>, n: u8, what: &'static str) -> Result<T, DecodeError> {
-    read_ctx(r, n, what).map_err(|e| name_field(e, what))
+    let start = r.clone();
+    read_ctx(r, n, what).map_err(|e| match e {
+        DecodeError::InvalidTag { at, .. } if at == start.position() && absent_from_sequence(&start, n) => {
+            DecodeError::Truncated { at, what }
+        }
+        other => name_field(other, what),
+    })
+}
+
+/// [`expect_opening`] for a required constructed field, telling a missing
+/// field from a misplaced one as [`ctx_field`] does.
+pub(crate) fn opening_field(r: &mut Reader<'_>, n: u8, what: &'static str) -> Result<(), DecodeError> {
+    let start = r.clone();
+    expect_opening(r, n, what).map_err(|e| match e {
+        DecodeError::InvalidTag { at, .. } if absent_from_sequence(&start, n) => DecodeError::Truncated { at, what },
+        other => other,
+    })
+}
+
+/// Decide, after a required context tag `n` was not found at `r`, whether it
+/// is missing (true) or misplaced (false).
+///
+/// It is missing when the tag in its place is a closing tag (the enclosing
+/// sequence ended) or a context tag numbered above `n` (a later field), and
+/// no context tag `n` (primitive or opening) follows at this nesting level before the
+/// enclosing sequence ends. An application tag, a lower context number, a
+/// malformed tag, or a tag `n` further on is a misplaced field: the Reject
+/// reason for those is invalid-tag. Only called on the error path; it reads
+/// each remaining octet at most once and does not recurse.
+fn absent_from_sequence(r: &Reader<'_>, n: u8) -> bool {
+    let mut probe = r.clone();
+    let mut depth = 0usize;
+    let mut first = true;
+    loop {
+        if probe.is_empty() {
+            return true;
+        }
+        let Ok(t) = tag::read_tag(&mut probe) else { return false };
+        if first {
+            first = false;
+            let later_field = t.class == TagClass::Context && t.number > n;
+            if t.kind != TagKind::Closing && !later_field {
+                return false;
+            }
+        }
+        if depth == 0 && t.is_context(n) && t.kind != TagKind::Closing {
+            return false;
+        }
+        match t.kind {
+            TagKind::Opening => depth += 1,
+            TagKind::Closing if depth == 0 => return true,
+            TagKind::Closing => depth -= 1,
+            TagKind::Primitive(_) => {
+                if probe.take(t.content_len(), "tag content").is_err() {
+                    return false;
+                }
+            }
+        }
+    }
 }
 
 /// [`read_opt_ctx`] with the field's name in every error.
@@ -153,4 +216,14 @@ pub(crate) fn opt_ctx_field<T: Primitive>(
     what: &'static str,
 ) -> Result<Option<T>, DecodeError> {
     read_opt_ctx(r, n, what).map_err(|e| name_field(e, what))
+}
+
+impl core::fmt::Display for ObjectPropertyReference {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} {}", self.object, self.property)?;
+        if let Some(i) = self.array_index {
+            write!(f, "[{i}]")?;
+        }
+        Ok(())
+    }
 }

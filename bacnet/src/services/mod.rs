@@ -12,6 +12,47 @@ use alloc::vec::Vec;
 
 pub mod common;
 
+// Group A: device discovery, property access, and the error bodies.
+pub mod error;
+pub mod i_am;
+pub mod i_have;
+pub mod read_property;
+pub mod read_property_multiple;
+pub mod who_has;
+pub mod who_is;
+pub mod write_property;
+pub mod write_property_multiple;
+
+pub use common::{ObjectPropertyReference, PropertyReference, PropertyValue};
+pub use error::BacnetError;
+pub use i_am::IAm;
+pub use i_have::IHave;
+pub use read_property::{ReadPropertyAck, ReadPropertyRequest};
+pub use read_property_multiple::{
+    ReadAccessResult, ReadAccessSpecification, ReadPropertyMultipleAck, ReadPropertyMultipleRequest, ReadResult,
+};
+pub use who_has::{WhoHas, WhoHasObject};
+pub use who_is::WhoIs;
+pub use write_property::WritePropertyRequest;
+pub use write_property_multiple::{WriteAccessSpecification, WritePropertyMultipleError, WritePropertyMultipleRequest};
+
+// Group B: change of value, ReadRange, and device management.
+pub mod cov_notification;
+pub mod device_communication_control;
+pub mod read_range;
+pub mod reinitialize_device;
+pub mod subscribe_cov;
+pub mod subscribe_cov_property;
+pub mod time_synchronization;
+
+pub use cov_notification::COVNotification;
+pub use device_communication_control::{DeviceCommunicationControlRequest, PASSWORD_MAX_CHARACTERS, password_in_range};
+pub use read_range::{Range, ReadRangeAck, ReadRangeRequest, ResultFlags};
+pub use reinitialize_device::ReinitializeDeviceRequest;
+pub use subscribe_cov::SubscribeCOVRequest;
+pub use subscribe_cov_property::SubscribeCOVPropertyRequest;
+pub use time_synchronization::{TimeSynchronizationRequest, UTCTimeSynchronizationRequest};
+
 /// Encoding and decoding of one service body.
 pub trait ServiceCodec: Sized {
     /// Append the encoded body.

@@ -74,6 +74,41 @@ class CharacterStringValueObject(_LocalObject, _CharacterStringValueObject):
     """Local (served) characterstring-value object with a generated propertyList."""
 
 
+def _fix_dcc_receive_filter(asap) -> None:
+    """While DCC is "disable", bacpypes3 0.0.110's ASAP.confirmation reads
+    pdu.apduType/apduService from the *undecoded* PDU, which has neither: the
+    AttributeError drops every request, including the DCC enable that should
+    end it. Filter here on the raw octets instead (DCC and ReinitializeDevice
+    pass, as do Who-Is/Who-Has like bacpypes3 intends), then let the original
+    code run past its broken check."""
+    original = asap.confirmation
+    bypass = "bypass"  # matches none of bacpypes3's branches: no filtering
+
+    async def confirmation(pdu):
+        if asap.dccEnableDisable == "disable":
+            data = bytes(pdu.pduData)
+            ptype = data[0] >> 4 if data else -1
+            if ptype == 0:
+                service = data[5] if data[0] & 0x08 else data[3]
+                allowed = service in (17, 20)
+            elif ptype == 1:
+                allowed = data[1] in (7, 8)
+            else:
+                allowed = False
+            if not allowed:
+                return
+            asap.dccEnableDisable = bypass
+            try:
+                await original(pdu)
+            finally:
+                if asap.dccEnableDisable == bypass:
+                    asap.dccEnableDisable = "disable"
+            return
+        await original(pdu)
+
+    asap.confirmation = confirmation
+
+
 def build_app(port: int, device_id: int, extra: int) -> Application:
     # Only 127.0.0.1/8: the /8 also binds the 127.255.255.255 broadcast socket.
     bp_args = SimpleArgumentParser().parse_args(
@@ -89,6 +124,7 @@ def build_app(port: int, device_id: int, extra: int) -> Application:
     # the Application keeps that state on its ASAP (self.asap); without this
     # alias every accepted DCC request answers device/operational-problem.
     app.smap = app.asap
+    _fix_dcc_receive_filter(app.asap)
 
     app.add_object(
         AnalogValueObjectCmd(

@@ -266,6 +266,18 @@ async def run_client(
         ),
     )
 
+    # The client announces max-APDU 206 (and segmented-both) in this one
+    # request, so the device's whole property set needs a segmented answer.
+    async def rpm_device_all_small_apdu():
+        saved = app.device_object.maxApduLengthAccepted
+        app.device_object.maxApduLengthAccepted = 206
+        try:
+            return await app.read_property_multiple(target, [f"device,{dev_id}", ["all"]])
+        finally:
+            app.device_object.maxApduLengthAccepted = saved
+
+    await step("readpropertymultiple-device-all-max-apdu-206", rpm_device_all_small_apdu, timeout=8)
+
     # --- WriteProperty -----------------------------------------------------
     await step("writeproperty-av1-pv-55.5-p8", wp("analog-value,1", "present-value", Real(55.5), 8))
     await step("readproperty-av1-pv-after-write", rp("analog-value,1", "present-value"))
@@ -443,7 +455,7 @@ async def run_client(
     # a plain-socket ReadProperty: a bacpypes3 client request that goes
     # unanswered would hold later requests to this device behind its retries
     await raw_step(
-        "raw-readproperty-av1-pv-while-dcc-disabled",
+        "readproperty-av1-pv-while-dcc-disabled",
         bytes.fromhex("810a0011" "0104" "0005070c" "0c00800001" "1955"),
     )
     await step(
@@ -451,6 +463,19 @@ async def run_client(
         confirmed(DeviceCommunicationControlRequest(enableDisable="enable", password=DCC_PASSWORD)),
     )
     await step("readproperty-av1-pv-after-dcc-enable", rp("analog-value,1", "present-value"))
+    await step(
+        "dcc-disable-initiation-1min",
+        confirmed(
+            DeviceCommunicationControlRequest(
+                timeDuration=1, enableDisable="disableInitiation", password=DCC_PASSWORD
+            )
+        ),
+    )
+    await step("readproperty-av1-pv-while-initiation-disabled", rp("analog-value,1", "present-value"))
+    await step(
+        "dcc-enable-after-disable-initiation",
+        confirmed(DeviceCommunicationControlRequest(enableDisable="enable", password=DCC_PASSWORD)),
+    )
     await step(
         "reinitializedevice-warmstart-wrong-password",
         confirmed(ReinitializeDeviceRequest(reinitializedStateOfDevice="warmstart", password="wrong")),
@@ -463,28 +488,28 @@ async def run_client(
     # --- hand-built requests from a plain UDP socket: Reject / Abort -------
     await raw_step(
         # readProperty whose object identifier (context 0, length 4) has 2 octets
-        "raw-readproperty-truncated",
+        "readproperty-truncated",
         bytes.fromhex("810a000d" "0104" "0005010c" "0c0080"),
     )
     await raw_step(
         # readProperty missing its property identifier
-        "raw-readproperty-missing-property",
+        "readproperty-missing-property",
         bytes.fromhex("810a000f" "0104" "0005020c" "0c00800001"),
     )
     await raw_step(
         # confirmed service choice 0x3f is unassigned
-        "raw-unknown-confirmed-service",
+        "unknown-confirmed-service",
         bytes.fromhex("810a000a" "0104" "0005033f"),
     )
     await raw_step(
         # readProperty flagged as segment 0 of a segmented request, window 1,
         # more-follows set: the servers do not accept segmented requests here
-        "raw-segmented-request",
+        "segmented-request",
         bytes.fromhex("810a0013" "0104" "0c0504" "0001" "0c0c00800001" "1955"),
     )
     await raw_step(
         # readProperty with trailing garbage after the last tag
-        "raw-readproperty-extra-octets",
+        "readproperty-extra-octets",
         bytes.fromhex("810a0013" "0104" "0005060c" "0c00800001" "1955" "ffff"),
     )
 
@@ -607,10 +632,12 @@ def dissect(pcap: Path, ports: List[int]) -> List[Dict[str, Any]]:
     ).stdout
     chunks = re.split(r"(?m)^(?=Frame \d+: )", verbose)
     flags: Dict[str, List[str]] = {}
+    extras: Dict[str, str] = {}
     for chunk in chunks:
         m = re.match(r"Frame (\d+): ", chunk)
         if not m:
             continue
+        extras[m.group(1)] = _summary_extras(chunk)
         bad = []
         if "[Malformed Packet" in chunk:
             bad.append("Malformed Packet")
@@ -619,7 +646,32 @@ def dissect(pcap: Path, ports: List[int]) -> List[Dict[str, Any]]:
         flags[m.group(1)] = bad
     for row in frames:
         row["problems"] = flags.get(row["frame.number"], [])
+        row["extras"] = extras.get(row["frame.number"], "")
     return frames
+
+
+def _summary_extras(verbose_frame: str) -> str:
+    """Facts from tshark -V that the Info column leaves out: error class and
+    code of an Error PDU, the I-Am parameters, and the BVLC function."""
+    apdu = verbose_frame.split("Building Automation and Control Network APDU", 1)
+    apdu_text = apdu[1] if len(apdu) > 1 else ""
+    parts = []
+    if re.search(r"APDU Type: Error \(5\)", apdu_text):
+        for label in ("Error Class", "Error Code"):
+            m = re.search(rf"^\s*{label}: (.+)$", apdu_text, re.M)
+            if m:
+                parts.append(f"{label}: {m.group(1).strip()}")
+    if "Unconfirmed Service Choice: i-Am (0)" in apdu_text:
+        for pat in (r"Maximum ADPU Length Accepted: \(Unsigned\) (\d+)",
+                    r"Segmentation Supported:\s+(.+)",
+                    r"Vendor ID: (.+)"):
+            m = re.search(pat, apdu_text)
+            if m:
+                parts.append(m.group(0).strip())
+    m = re.search(r"^\s*Function: (.+?) \(0x[0-9a-f]+\)$", verbose_frame, re.M)
+    if m:
+        parts.append(f"BVLC {m.group(1)}")
+    return "; ".join(re.sub(r"\s+", " ", p) for p in parts)
 
 
 def name_frames(
@@ -677,6 +729,8 @@ def name_frames(
         if n > 1:
             name = f"{name}-{n}"
         info = re.sub(r"\s+", " ", row["_ws.col.Info"]).strip()
+        if row.get("extras"):
+            info = f"{info}; {row['extras']}"
         blocks.append(
             {
                 "name": name,

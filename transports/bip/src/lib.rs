@@ -21,7 +21,7 @@ mod config;
 mod driver;
 mod handle;
 
-pub use config::{BindError, BipConfig};
+pub use config::{BindError, BipConfig, DEFAULT_PORT};
 pub use driver::{BipDriver, DriverStats, Received};
 pub use handle::BipHandle;
 

@@ -1,0 +1,151 @@
+//! The `trellis` command line: argument definitions and dispatch. Each
+//! subcommand lives in its own module; printing and value parsing are shared
+//! in [`format`] and [`parse`].
+
+mod discover;
+pub mod format;
+pub mod parse;
+mod read;
+mod whois;
+mod write;
+
+use crate::client::{Client, ClientConfig, ClientError, DeviceAddress};
+use bacnet::ObjectIdentifier;
+use clap::{Args, Parser, Subcommand};
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+/// Trellis: a BACnet/IP client and gateway runtime.
+#[derive(Debug, Parser)]
+#[command(name = "trellis", version, about, long_about = None)]
+#[allow(missing_docs)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Local IPv4 address to bind (use your BACnet interface's address on a real network).
+    #[arg(long, global = true, default_value = "127.0.0.1")]
+    pub bind: Ipv4Addr,
+    /// Local UDP port (0 picks a free one; I-Am broadcasts only reach 47808-style shared ports).
+    #[arg(long, global = true, default_value_t = 47808)]
+    pub port: u16,
+    /// Broadcast address (default: 127.255.255.255 on loopback, else 255.255.255.255).
+    #[arg(long, global = true)]
+    pub broadcast: Option<Ipv4Addr>,
+    /// APDU timeout in milliseconds.
+    #[arg(long, global = true, default_value_t = 3000)]
+    pub timeout_ms: u64,
+    /// Retries after the first attempt.
+    #[arg(long, global = true, default_value_t = 3)]
+    pub retries: u8,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Find devices: send Who-Is and print each I-Am.
+    Whois(whois::WhoisArgs),
+    /// Read one property (ReadProperty).
+    Read(read::ReadArgs),
+    /// Read several properties of one object (ReadPropertyMultiple).
+    Readm(read::ReadmArgs),
+    /// Write one property (WriteProperty).
+    Write(write::WriteArgs),
+    /// Who-Is, then each device's object list and object names.
+    Discover(discover::DiscoverArgs),
+}
+
+/// Exit statuses, documented in `--help` of the binary and the README.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Anything else (I/O, internal).
+    pub const OTHER: u8 = 1;
+    /// Bad arguments (clap's own code).
+    pub const USAGE: u8 = 2;
+    /// No answer in time.
+    pub const TIMEOUT: u8 = 3;
+    /// The device answered with an Error, Reject or Abort.
+    pub const BACNET: u8 = 4;
+}
+
+/// An error that ends the command, with its exit status.
+#[derive(Debug)]
+pub struct Failure {
+    /// Exit status.
+    pub code: u8,
+    /// One line for stderr.
+    pub message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Failure { code: exit::USAGE, message: message.into() }
+    }
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        let code = match e {
+            ClientError::Timeout { .. } => exit::TIMEOUT,
+            ClientError::Bacnet { .. }
+            | ClientError::WriteFailed { .. }
+            | ClientError::Reject(_)
+            | ClientError::Abort { .. } => exit::BACNET,
+            _ => exit::OTHER,
+        };
+        Failure { code, message: e.to_string() }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure { code: exit::OTHER, message: format!("{e:#}") }
+    }
+}
+
+/// Run a parsed command line.
+pub async fn run(cli: Cli) -> Result<(), Failure> {
+    let g = &cli.global;
+    let config = ClientConfig {
+        bip: trellis_bip::BipConfig {
+            bind: std::net::SocketAddrV4::new(g.bind, g.port),
+            broadcast: g.broadcast,
+        },
+        tsm: bacnet::tsm::TsmConfig {
+            apdu_timeout: Duration::from_millis(g.timeout_ms),
+            retries: g.retries,
+            ..Default::default()
+        },
+    };
+    let client = Client::bind(config).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?;
+    match cli.command {
+        Command::Whois(a) => whois::run(&client, a).await,
+        Command::Read(a) => read::run_read(&client, a).await,
+        Command::Readm(a) => read::run_readm(&client, a).await,
+        Command::Write(a) => write::run(&client, a).await,
+        Command::Discover(a) => discover::run(&client, a).await,
+    }
+}
+
+/// Parse a device address argument.
+pub(crate) fn device(s: &str) -> Result<DeviceAddress, Failure> {
+    s.parse().map_err(|e: crate::client::ParseAddressError| Failure::usage(e.to_string()))
+}
+
+/// Parse an object argument such as `analog-value,1`.
+pub(crate) fn object(s: &str) -> Result<ObjectIdentifier, Failure> {
+    s.parse().map_err(|e: bacnet::codec::ParseObjectIdError| Failure::usage(format!("invalid object `{s}`: {e}")))
+}
+
+/// Parse a property name such as `present-value` (or a number).
+pub(crate) fn property(s: &str) -> Result<bacnet::PropertyIdentifier, Failure> {
+    bacnet::PropertyIdentifier::from_name(s)
+        .ok_or_else(|| Failure::usage(format!("unknown property `{s}` (use the standard name, e.g. present-value, or a number)")))
+}

@@ -1,0 +1,86 @@
+//! `trellis whois`: Who-Is and the I-Am answers.
+
+use super::{Failure, device};
+use crate::client::{Client, Destination};
+use clap::Args;
+use std::time::Duration;
+
+/// Arguments of `trellis whois`.
+#[derive(Debug, Args)]
+pub struct WhoisArgs {
+    /// Lowest device instance (with --high).
+    #[arg(long, requires = "high")]
+    pub low: Option<u32>,
+    /// Highest device instance (with --low).
+    #[arg(long, requires = "low")]
+    pub high: Option<u32>,
+    /// Send the Who-Is to one address (IP[:PORT]) instead of broadcasting.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Broadcast to every network (DNET 65535) rather than the local one.
+    #[arg(long, conflicts_with = "target")]
+    pub global: bool,
+    /// Seconds to wait for answers.
+    #[arg(long, default_value_t = 3.0)]
+    pub wait: f64,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(crate) fn range(low: Option<u32>, high: Option<u32>) -> Result<Option<(u32, u32)>, Failure> {
+    match (low, high) {
+        (Some(l), Some(h)) if l <= h && h <= bacnet::ObjectIdentifier::MAX_INSTANCE => Ok(Some((l, h))),
+        (Some(_), Some(_)) => Err(Failure::usage("--low must not exceed --high, and both must be at most 4194303")),
+        _ => Ok(None),
+    }
+}
+
+pub(crate) fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failure> {
+    Ok(match target {
+        Some(t) => Destination::Device(device(t)?),
+        None if global => Destination::GlobalBroadcast,
+        None => Destination::LocalBroadcast,
+    })
+}
+
+pub(crate) fn wait(secs: f64) -> Result<Duration, Failure> {
+    Duration::try_from_secs_f64(secs).map_err(|_| Failure::usage("--wait must be a non-negative number of seconds"))
+}
+
+/// Run `trellis whois`.
+pub async fn run(client: &Client, a: WhoisArgs) -> Result<(), Failure> {
+    let range = range(a.low, a.high)?;
+    let to = destination(a.target.as_deref(), a.global)?;
+    let mut scan = client.who_is(to, range, wait(a.wait)?).await?;
+    let mut count = 0;
+    if !a.json {
+        println!("{:>9}  {:<28}  {:>7}  {:>6}  segmentation", "device", "address", "max-apdu", "vendor");
+    }
+    while let Some(d) = scan.next().await {
+        count += 1;
+        if a.json {
+            let v = serde_json::json!({
+                "device": d.i_am.device.instance,
+                "address": d.address.to_string(),
+                "max_apdu_length_accepted": d.i_am.max_apdu_length_accepted,
+                "segmentation_supported": d.i_am.segmentation_supported.to_string(),
+                "vendor_id": d.i_am.vendor_id,
+            });
+            println!("{v}");
+        } else {
+            println!(
+                "{:>9}  {:<28}  {:>7}  {:>6}  {}",
+                d.i_am.device.instance,
+                d.address.to_string(),
+                d.i_am.max_apdu_length_accepted,
+                d.i_am.vendor_id,
+                d.i_am.segmentation_supported
+            );
+        }
+    }
+    if count == 0 {
+        return Err(Failure { code: super::exit::TIMEOUT, message: "no device answered the Who-Is".into() });
+    }
+    Ok(())
+}

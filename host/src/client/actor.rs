@@ -1,0 +1,218 @@
+//! The task that owns the client's transaction state machine: it feeds it
+//! received APDUs, commands from callers and timeouts, and carries out what
+//! it asks for. Callers talk to it over channels, so no lock is ever held
+//! across an await and the state machine stays single-threaded.
+
+use super::address::{DeviceAddress, RemoteStation};
+use bacnet::apdu::Apdu;
+use bacnet::enums::{ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
+use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
+use bacnet::tsm::{ClientTsm, Outcome, TransactionId};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
+use trellis_bip::{BipHandle, Received};
+
+/// An unconfirmed request received from a device (I-Am, I-Have, COV…).
+#[derive(Debug, Clone)]
+pub struct UnconfirmedReceived {
+    /// Who sent it.
+    pub source: DeviceAddress,
+    /// Which service.
+    pub service: UnconfirmedServiceChoice,
+    /// The service body.
+    pub body: Vec<u8>,
+}
+
+/// Where an unconfirmed request goes.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    /// The local broadcast address.
+    LocalBroadcast,
+    /// Every network (DNET 0xFFFF).
+    GlobalBroadcast,
+    /// One device.
+    Device(DeviceAddress),
+}
+
+pub(crate) enum Command {
+    Confirmed {
+        peer: DeviceAddress,
+        service: ConfirmedServiceChoice,
+        body: Vec<u8>,
+        reply: oneshot::Sender<Result<Outcome, super::ClientError>>,
+    },
+    Unconfirmed {
+        to: Destination,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+        done: oneshot::Sender<std::io::Result<()>>,
+    },
+}
+
+pub(crate) struct Actor {
+    pub tsm: ClientTsm<DeviceAddress>,
+    pub bip: BipHandle,
+    pub commands: mpsc::Receiver<Command>,
+    pub received: mpsc::Receiver<Received>,
+    pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    pub waiting: HashMap<TransactionId, oneshot::Sender<Result<Outcome, super::ClientError>>>,
+    pub epoch: Instant,
+}
+
+impl Actor {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    pub async fn run(mut self) {
+        loop {
+            let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
+            tokio::select! {
+                cmd = self.commands.recv() => match cmd {
+                    Some(c) => self.on_command(c).await,
+                    None => return,
+                },
+                r = self.received.recv() => match r {
+                    Some(r) => self.on_received(r).await,
+                    None => return,
+                },
+                _ = sleep_until(deadline) => {
+                    let now = self.now();
+                    self.tsm.handle_timeout(now);
+                }
+            }
+            self.flush().await;
+        }
+    }
+
+    async fn on_command(&mut self, c: Command) {
+        match c {
+            Command::Confirmed { peer, service, body, reply } => {
+                let now = self.now();
+                match self.tsm.start(now, peer, service, body) {
+                    Ok(id) => {
+                        self.waiting.insert(id, reply);
+                    }
+                    Err(_) => {
+                        let _ = reply.send(Err(super::ClientError::QueueFull));
+                    }
+                }
+            }
+            Command::Unconfirmed { to, service, body, done } => {
+                let mut apdu = Vec::with_capacity(2 + body.len());
+                Apdu::UnconfirmedRequest { service, body: &body }.encode(&mut apdu);
+                let _ = done.send(self.send_unconfirmed(&to, &apdu).await);
+            }
+        }
+    }
+
+    async fn send_unconfirmed(&self, to: &Destination, apdu: &[u8]) -> std::io::Result<()> {
+        let mut npdu = Vec::with_capacity(apdu.len() + 8);
+        match to {
+            Destination::LocalBroadcast => {
+                encode_npdu(&Npdu::local_apdu(apdu, false), &mut npdu)?;
+                self.bip.send_broadcast(&npdu).await
+            }
+            Destination::GlobalBroadcast => {
+                let mut n = Npdu::local_apdu(apdu, false);
+                n.destination = Some(NetAddress { net: bacnet::npdu::GLOBAL_NETWORK, mac: &[] });
+                n.hop_count = DEFAULT_HOP_COUNT;
+                encode_npdu(&n, &mut npdu)?;
+                self.bip.send_broadcast(&npdu).await
+            }
+            Destination::Device(d) => {
+                encode_for(d, apdu, false, &mut npdu)?;
+                self.bip.send_unicast(d.link, &npdu).await
+            }
+        }
+    }
+
+    async fn on_received(&mut self, r: Received) {
+        let npdu = match Npdu::decode(&r.npdu) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::debug!(from = %r.source, error = %e, "dropped malformed NPDU");
+                return;
+            }
+        };
+        let NpduPayload::Apdu(apdu_bytes) = npdu.payload else {
+            return; // network-layer messages are the router's business
+        };
+        if npdu.destination.is_some_and(|d| d.net != bacnet::npdu::GLOBAL_NETWORK) {
+            return; // addressed to a remote network: we are not a router
+        }
+        let source = DeviceAddress {
+            link: r.source,
+            remote: npdu.source.map(|s| RemoteStation { net: s.net, mac: s.mac.to_vec() }),
+        };
+        let apdu = match Apdu::decode(apdu_bytes) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::debug!(from = %source, error = %e, "dropped malformed APDU");
+                return;
+            }
+        };
+        match apdu {
+            Apdu::UnconfirmedRequest { service, body } => {
+                let _ = self.unconfirmed.send(UnconfirmedReceived { source, service, body: body.to_vec() });
+            }
+            Apdu::ConfirmedRequest(c) => {
+                // This node serves no objects: refuse every confirmed service.
+                let mut out = Vec::with_capacity(3);
+                Apdu::Reject { invoke_id: c.invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }.encode(&mut out);
+                let mut npdu = Vec::with_capacity(16);
+                if encode_for(&source, &out, false, &mut npdu).is_ok() {
+                    let _ = self.bip.send_unicast(source.link, &npdu).await;
+                }
+            }
+            other => {
+                let now = self.now();
+                if !self.tsm.handle_apdu(now, &source, &other) {
+                    tracing::debug!(from = %source, invoke_id = ?other.invoke_id(), "answer to no transaction of ours");
+                }
+            }
+        }
+    }
+
+    async fn flush(&mut self) {
+        while let Some(t) = self.tsm.poll_transmit() {
+            let mut npdu = Vec::with_capacity(t.apdu.len() + 8);
+            if let Err(e) = encode_for(&t.peer, &t.apdu, t.expecting_reply, &mut npdu) {
+                tracing::warn!(peer = %t.peer, error = %e, "cannot encode NPDU");
+                continue;
+            }
+            if let Err(e) = self.bip.send_unicast(t.peer.link, &npdu).await {
+                // The TSM's retry covers a transient send failure.
+                tracing::warn!(peer = %t.peer, error = %e, "send failed");
+            }
+        }
+        while let Some(done) = self.tsm.poll_event() {
+            if let Some(reply) = self.waiting.remove(&done.id) {
+                let _ = reply.send(Ok(done.outcome));
+            }
+        }
+    }
+}
+
+fn encode_npdu(n: &Npdu<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    n.encode(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+}
+
+fn encode_for(d: &DeviceAddress, apdu: &[u8], expecting_reply: bool, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut n = Npdu::local_apdu(apdu, expecting_reply);
+    if let Some(r) = &d.remote {
+        n.destination = Some(NetAddress { net: r.net, mac: &r.mac });
+        n.hop_count = DEFAULT_HOP_COUNT;
+    }
+    encode_npdu(&n, out)
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+

@@ -1,0 +1,112 @@
+//! How the client names a BACnet device: its B/IP address, and for a device
+//! behind a router, the remote network number and MAC.
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::str::FromStr;
+
+/// A station on a remote network, reached through a router.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RemoteStation {
+    /// The remote network number (1..=65534).
+    pub net: u16,
+    /// The station's MAC on that network.
+    pub mac: Vec<u8>,
+}
+
+/// Where a device is: the B/IP station to send to, plus the remote station
+/// when that B/IP station is a router.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceAddress {
+    /// B/IP address of the device (or of the router in front of it).
+    pub link: SocketAddrV4,
+    /// The device behind the router, if any.
+    pub remote: Option<RemoteStation>,
+}
+
+impl DeviceAddress {
+    /// A device directly on the B/IP network.
+    pub fn direct(link: SocketAddrV4) -> Self {
+        DeviceAddress { link, remote: None }
+    }
+}
+
+impl From<SocketAddrV4> for DeviceAddress {
+    fn from(link: SocketAddrV4) -> Self {
+        DeviceAddress::direct(link)
+    }
+}
+
+impl fmt::Display for DeviceAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.link)?;
+        if let Some(r) = &self.remote {
+            write!(f, "@{}:", r.net)?;
+            for b in &r.mac {
+                write!(f, "{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an address did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], e.g. 127.0.0.1:47809 or 10.0.0.5@2:0a")]
+pub struct ParseAddressError(String);
+
+impl FromStr for DeviceAddress {
+    type Err = ParseAddressError;
+    /// `IP`, `IP:PORT` (port 47808 by default), optionally `@NET:MAC` in hex
+    /// for a device behind a router.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ParseAddressError(s.to_string());
+        let (link, remote) = match s.split_once('@') {
+            Some((l, r)) => (l, Some(r)),
+            None => (s, None),
+        };
+        let link = match link.parse::<SocketAddrV4>() {
+            Ok(a) => a,
+            Err(_) => SocketAddrV4::new(link.parse::<Ipv4Addr>().map_err(|_| err())?, trellis_bip_default_port()),
+        };
+        let remote = match remote {
+            None => None,
+            Some(r) => {
+                let (net, mac) = r.split_once(':').ok_or_else(err)?;
+                let net: u16 = net.parse().map_err(|_| err())?;
+                if net == 0 || net == 0xFFFF || mac.is_empty() || mac.len() % 2 != 0 {
+                    return Err(err());
+                }
+                let mac = (0..mac.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&mac[i..i + 2], 16))
+                    .collect::<Result<Vec<u8>, _>>()
+                    .map_err(|_| err())?;
+                Some(RemoteStation { net, mac })
+            }
+        };
+        Ok(DeviceAddress { link, remote })
+    }
+}
+
+fn trellis_bip_default_port() -> u16 {
+    trellis_bip::DEFAULT_PORT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_with_and_without_port_and_route() {
+        let a: DeviceAddress = "127.0.0.1:47809".parse().unwrap();
+        assert_eq!(a, DeviceAddress::direct("127.0.0.1:47809".parse().unwrap()));
+        let b: DeviceAddress = "127.0.0.2".parse().unwrap();
+        assert_eq!(b.link.port(), 47808);
+        let c: DeviceAddress = "127.0.0.1:47809@5:0a0b".parse().unwrap();
+        assert_eq!(c.remote, Some(RemoteStation { net: 5, mac: vec![0x0a, 0x0b] }));
+        assert_eq!(c.to_string(), "127.0.0.1:47809@5:0a0b");
+        assert!("127.0.0.1@0:0a".parse::<DeviceAddress>().is_err());
+        assert!("nonsense".parse::<DeviceAddress>().is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! Typed client errors: a caller matches on what went wrong, never parses a
+//! string.
+
+use bacnet::enums::{AbortReason, ErrorClass, ErrorCode, RejectReason};
+use bacnet::services::ObjectPropertyReference;
+
+/// Why a confirmed request did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The device answered with a BACnet Error PDU.
+    #[error("BACnet error {class}: {code}")]
+    Bacnet {
+        /// Error class.
+        class: ErrorClass,
+        /// Error code.
+        code: ErrorCode,
+    },
+    /// A WritePropertyMultiple failed at `first_failed`.
+    #[error("BACnet error {class}: {code} (first failed write: {first_failed})")]
+    WriteFailed {
+        /// Error class.
+        class: ErrorClass,
+        /// Error code.
+        code: ErrorCode,
+        /// The first write that failed; the ones before it were applied.
+        first_failed: ObjectPropertyReference,
+    },
+    /// The device rejected the request.
+    #[error("request rejected: {0}")]
+    Reject(RejectReason),
+    /// The transaction was aborted by the device (`from_server`) or by us.
+    #[error("request aborted by the {}: {reason}", if *.from_server { "device" } else { "client" })]
+    Abort {
+        /// Why.
+        reason: AbortReason,
+        /// The device sent the Abort.
+        from_server: bool,
+    },
+    /// No answer after the APDU timeout and every retry.
+    #[error("no answer after {attempts} attempts ({timeout_ms} ms each)")]
+    Timeout {
+        /// Transmissions made.
+        attempts: u32,
+        /// APDU timeout per attempt.
+        timeout_ms: u64,
+    },
+    /// The device answered with something that does not decode.
+    #[error("malformed reply from the device: {0}")]
+    MalformedReply(bacnet::DecodeError),
+    /// The device answered with a reply to a different request.
+    #[error("unexpected reply from the device: {0}")]
+    UnexpectedReply(&'static str),
+    /// The request could not be queued (too many waiting for this device).
+    #[error("too many requests queued for this device")]
+    QueueFull,
+    /// The request cannot be encoded.
+    #[error("cannot encode the request: {0}")]
+    Encode(bacnet::EncodeError),
+    /// The client has shut down.
+    #[error("the client has shut down")]
+    Closed,
+}
+
+impl ClientError {
+    /// The error class and code, when the device answered with an Error.
+    pub fn bacnet_error(&self) -> Option<(ErrorClass, ErrorCode)> {
+        match self {
+            ClientError::Bacnet { class, code } | ClientError::WriteFailed { class, code, .. } => {
+                Some((*class, *code))
+            }
+            _ => None,
+        }
+    }
+}

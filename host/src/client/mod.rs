@@ -1,0 +1,239 @@
+//! The async BACnet client: Who-Is discovery and the property services,
+//! with the transaction state machine's timeouts, retries and per-device
+//! concurrency limit.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use trellis::client::{Client, ClientConfig};
+//! let client = Client::bind(ClientConfig::default()).await?;
+//! let device = "127.0.0.1:47809".parse()?;
+//! let pv = client
+//!     .read_property(&device, "analog-value,1".parse()?, bacnet::PropertyIdentifier::PRESENT_VALUE, None)
+//!     .await?;
+//! println!("{pv}");
+//! # Ok(()) }
+//! ```
+
+mod actor;
+mod address;
+mod error;
+mod who_is;
+
+pub use actor::{Destination, UnconfirmedReceived};
+pub use address::{DeviceAddress, ParseAddressError, RemoteStation};
+pub use error::ClientError;
+pub use who_is::{Discovered, WhoIsScan};
+
+use actor::{Actor, Command};
+use bacnet::enums::{ConfirmedServiceChoice as Service, PropertyIdentifier, UnconfirmedServiceChoice};
+use bacnet::services::{
+    BacnetError, ReadAccessResult, ReadAccessSpecification, ReadPropertyAck, ReadPropertyMultipleAck,
+    ReadPropertyMultipleRequest, ReadPropertyRequest, ServiceCodec, WhoIs, WriteAccessSpecification,
+    WritePropertyMultipleError, WritePropertyMultipleRequest, WritePropertyRequest,
+};
+use bacnet::tsm::{Outcome, TsmConfig};
+use bacnet::{AnyValue, ObjectIdentifier};
+use std::collections::HashMap;
+use std::net::SocketAddrV4;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use trellis_bip::{BindError, BipConfig};
+
+/// Client settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientConfig {
+    /// The B/IP port to bind.
+    pub bip: BipConfig,
+    /// APDU timeout, retries, requests in flight per device.
+    pub tsm: TsmConfig,
+}
+
+/// A BACnet client on one B/IP port. Cheap to clone; every clone shares the
+/// port and its transactions. The port closes when the last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    local: SocketAddrV4,
+    broadcast: SocketAddrV4,
+    tsm: TsmConfig,
+}
+
+impl Client {
+    /// Bind the port and start the client's tasks on the current runtime.
+    pub async fn bind(config: ClientConfig) -> Result<Client, BindError> {
+        let (bip, driver) = trellis_bip::bind(&config.bip)?;
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        tokio::spawn(driver.run(rx_tx));
+        let (cmd_tx, cmd_rx) = mpsc::channel(1024);
+        let (unconfirmed, _) = broadcast::channel(4096);
+        let local = bip.local_addr();
+        let broadcast_addr = bip.broadcast_addr();
+        let actor = Actor {
+            tsm: bacnet::tsm::ClientTsm::new(config.tsm),
+            bip,
+            commands: cmd_rx,
+            received: rx_rx,
+            unconfirmed: unconfirmed.clone(),
+            waiting: HashMap::new(),
+            epoch: tokio::time::Instant::now(),
+        };
+        tokio::spawn(actor.run());
+        Ok(Client { commands: cmd_tx, unconfirmed, local, broadcast: broadcast_addr, tsm: config.tsm })
+    }
+
+    /// Our B/IP address.
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    /// The broadcast address Who-Is goes to.
+    pub fn broadcast_addr(&self) -> SocketAddrV4 {
+        self.broadcast
+    }
+
+    /// Subscribe to every unconfirmed request received (I-Am, I-Have, COV
+    /// notifications…). Slow subscribers miss messages rather than grow memory.
+    pub fn subscribe_unconfirmed(&self) -> broadcast::Receiver<UnconfirmedReceived> {
+        self.unconfirmed.subscribe()
+    }
+
+    /// Send an unconfirmed request.
+    pub async fn send_unconfirmed(
+        &self,
+        to: Destination,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        let (done, wait) = oneshot::channel();
+        self.commands.send(Command::Unconfirmed { to, service, body, done }).await.map_err(|_| ClientError::Closed)?;
+        match wait.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "unconfirmed send failed");
+                Err(ClientError::Closed)
+            }
+            Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    /// Send Who-Is (to `to`, with an optional instance range) and collect the
+    /// I-Am answers that arrive within `wait`.
+    pub async fn who_is(
+        &self,
+        to: Destination,
+        range: Option<(u32, u32)>,
+        wait: Duration,
+    ) -> Result<WhoIsScan, ClientError> {
+        let rx = self.subscribe_unconfirmed();
+        self.send_unconfirmed(to, UnconfirmedServiceChoice::WHO_IS, WhoIs { range }.to_vec()).await?;
+        Ok(WhoIsScan::new(rx, range, wait))
+    }
+
+    /// Run one confirmed service and return how it ended.
+    pub async fn confirmed(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<Outcome, ClientError> {
+        let (reply, wait) = oneshot::channel();
+        self.commands
+            .send(Command::Confirmed { peer: device.clone(), service, body, reply })
+            .await
+            .map_err(|_| ClientError::Closed)?;
+        wait.await.map_err(|_| ClientError::Closed)?
+    }
+
+    async fn confirmed_ack(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<Vec<u8>, ClientError> {
+        match self.confirmed(device, service, body).await? {
+            Outcome::ComplexAck(body) => Ok(body),
+            Outcome::SimpleAck => Err(ClientError::UnexpectedReply("a SimpleACK where a ComplexACK was due")),
+            other => Err(self.failure(other)),
+        }
+    }
+
+    async fn confirmed_simple(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<(), ClientError> {
+        match self.confirmed(device, service, body).await? {
+            Outcome::SimpleAck => Ok(()),
+            Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK where a SimpleACK was due")),
+            other => Err(self.failure(other)),
+        }
+    }
+
+    fn failure(&self, outcome: Outcome) -> ClientError {
+        match outcome {
+            Outcome::Error(body) => match BacnetError::decode(&body) {
+                Ok(e) => ClientError::Bacnet { class: e.class, code: e.code },
+                Err(e) => ClientError::MalformedReply(e),
+            },
+            Outcome::Reject(r) => ClientError::Reject(r),
+            Outcome::Abort { reason, from_server } => ClientError::Abort { reason, from_server },
+            Outcome::Timeout => ClientError::Timeout {
+                attempts: 1 + self.tsm.retries as u32,
+                timeout_ms: self.tsm.apdu_timeout.as_millis() as u64,
+            },
+            Outcome::SimpleAck | Outcome::ComplexAck(_) => ClientError::UnexpectedReply("success"),
+        }
+    }
+
+    /// ReadProperty.
+    pub async fn read_property(
+        &self,
+        device: &DeviceAddress,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+    ) -> Result<AnyValue, ClientError> {
+        let req = ReadPropertyRequest { object, property, array_index };
+        let body = self.confirmed_ack(device, Service::READ_PROPERTY, req.to_vec()).await?;
+        let ack = ReadPropertyAck::decode(&body).map_err(ClientError::MalformedReply)?;
+        if ack.object != object || ack.property != property || ack.array_index != array_index {
+            return Err(ClientError::UnexpectedReply("a ReadProperty-ACK for another property"));
+        }
+        Ok(ack.value)
+    }
+
+    /// ReadPropertyMultiple; per-property errors come back inside the results.
+    pub async fn read_property_multiple(
+        &self,
+        device: &DeviceAddress,
+        specs: Vec<ReadAccessSpecification>,
+    ) -> Result<Vec<ReadAccessResult>, ClientError> {
+        let req = ReadPropertyMultipleRequest(specs);
+        let body = self.confirmed_ack(device, Service::READ_PROPERTY_MULTIPLE, req.to_vec()).await?;
+        Ok(ReadPropertyMultipleAck::decode(&body).map_err(ClientError::MalformedReply)?.0)
+    }
+
+    /// WriteProperty, with a command priority for commandable properties.
+    pub async fn write_property(
+        &self,
+        device: &DeviceAddress,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+        value: AnyValue,
+        priority: Option<u8>,
+    ) -> Result<(), ClientError> {
+        let req = WritePropertyRequest { object, property, array_index, value, priority };
+        self.confirmed_simple(device, Service::WRITE_PROPERTY, req.to_vec()).await
+    }
+
+    /// WritePropertyMultiple. A failure names the first write that failed.
+    pub async fn write_property_multiple(
+        &self,
+        device: &DeviceAddress,
+        specs: Vec<WriteAccessSpecification>,
+    ) -> Result<(), ClientError> {
+        let req = WritePropertyMultipleRequest(specs);
+        match self.confirmed(device, Service::WRITE_PROPERTY_MULTIPLE, req.to_vec()).await? {
+            Outcome::SimpleAck => Ok(()),
+            Outcome::Error(body) => match WritePropertyMultipleError::decode(&body) {
+                Ok(e) => Err(ClientError::WriteFailed {
+                    class: e.error.class,
+                    code: e.error.code,
+                    first_failed: e.first_failed,
+                }),
+                // Some devices answer with a plain Error body.
+                Err(_) => Err(self.failure(Outcome::Error(body))),
+            },
+            Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK to WritePropertyMultiple")),
+            other => Err(self.failure(other)),
+        }
+    }
+}
