@@ -119,10 +119,9 @@ fn push_bip_address(out: &mut Vec<u8>, a: &SocketAddrV4) {
 impl<'a> Table<'a, 10> {
     /// Entries read as a Broadcast Distribution Table.
     pub fn bdt_entries(&self) -> impl Iterator<Item = BdtEntry> + 'a {
-        self.0.chunks_exact(10).map(|c| BdtEntry {
-            address: bip_address(c),
-            mask: Ipv4Addr::new(c[6], c[7], c[8], c[9]),
-        })
+        self.0
+            .chunks_exact(10)
+            .map(|c| BdtEntry { address: bip_address(c), mask: Ipv4Addr::new(c[6], c[7], c[8], c[9]) })
     }
 
     /// Entries read as a Foreign Device Table.

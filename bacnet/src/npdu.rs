@@ -255,7 +255,11 @@ impl<'a> NetworkMessage<'a> {
         use NetworkMessage::*;
         let m = match message_type {
             NetworkMessageType::WHO_IS_ROUTER_TO_NETWORK => {
-                if r.is_empty() { WhoIsRouterToNetwork(None) } else { WhoIsRouterToNetwork(Some(r.u16("DNET")?)) }
+                if r.is_empty() {
+                    WhoIsRouterToNetwork(None)
+                } else {
+                    WhoIsRouterToNetwork(Some(r.u16("DNET")?))
+                }
             }
             NetworkMessageType::I_AM_ROUTER_TO_NETWORK => {
                 let list = NetworkList::from_bytes(r.take_rest())?;
@@ -264,24 +268,21 @@ impl<'a> NetworkMessage<'a> {
                 }
                 IAmRouterToNetwork(list)
             }
-            NetworkMessageType::I_COULD_BE_ROUTER_TO_NETWORK => ICouldBeRouterToNetwork {
-                net: r.u16("DNET")?,
-                performance_index: r.u8("the performance index")?,
-            },
-            NetworkMessageType::REJECT_MESSAGE_TO_NETWORK => RejectMessageToNetwork {
-                reason: RejectMessageReason(r.u8("the reject reason")?),
-                net: r.u16("DNET")?,
-            },
+            NetworkMessageType::I_COULD_BE_ROUTER_TO_NETWORK => {
+                ICouldBeRouterToNetwork { net: r.u16("DNET")?, performance_index: r.u8("the performance index")? }
+            }
+            NetworkMessageType::REJECT_MESSAGE_TO_NETWORK => {
+                RejectMessageToNetwork { reason: RejectMessageReason(r.u8("the reject reason")?), net: r.u16("DNET")? }
+            }
             NetworkMessageType::ROUTER_BUSY_TO_NETWORK => RouterBusyToNetwork(NetworkList::from_bytes(r.take_rest())?),
             NetworkMessageType::ROUTER_AVAILABLE_TO_NETWORK => {
                 RouterAvailableToNetwork(NetworkList::from_bytes(r.take_rest())?)
             }
             NetworkMessageType::INITIALIZE_ROUTING_TABLE => InitializeRoutingTable(RoutingTable::decode(r)?),
             NetworkMessageType::INITIALIZE_ROUTING_TABLE_ACK => InitializeRoutingTableAck(RoutingTable::decode(r)?),
-            NetworkMessageType::ESTABLISH_CONNECTION_TO_NETWORK => EstablishConnectionToNetwork {
-                net: r.u16("DNET")?,
-                termination_time: r.u8("the termination time")?,
-            },
+            NetworkMessageType::ESTABLISH_CONNECTION_TO_NETWORK => {
+                EstablishConnectionToNetwork { net: r.u16("DNET")?, termination_time: r.u8("the termination time")? }
+            }
             NetworkMessageType::DISCONNECT_CONNECTION_TO_NETWORK => DisconnectConnectionToNetwork(r.u16("DNET")?),
             NetworkMessageType::WHAT_IS_NETWORK_NUMBER => WhatIsNetworkNumber,
             NetworkMessageType::NETWORK_NUMBER_IS => {
@@ -405,8 +406,13 @@ impl<'a> Npdu<'a> {
         })
     }
 
-    /// Append the encoded NPDU.
+    /// Append the encoded NPDU. On error `out` is left as it was.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        let start = out.len();
+        self.encode_fields(out).inspect_err(|_| out.truncate(start))
+    }
+
+    fn encode_fields(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         let mut control = self.priority.0 & 0x03;
         if matches!(self.payload, NpduPayload::Message(_)) {
             control |= 0x80;

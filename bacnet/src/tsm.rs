@@ -235,10 +235,7 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 Apdu::Abort { server: false, invoke_id: c.invoke_id, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED }
                     .encode(&mut abort);
                 self.transmits.push_back(Transmit { peer: peer.clone(), apdu: abort, expecting_reply: false });
-                (
-                    c.invoke_id,
-                    Outcome::Abort { reason: AbortReason::SEGMENTATION_NOT_SUPPORTED, from_server: false },
-                )
+                (c.invoke_id, Outcome::Abort { reason: AbortReason::SEGMENTATION_NOT_SUPPORTED, from_server: false })
             }
             Apdu::Error { invoke_id, body, .. } => (*invoke_id, Outcome::Error(body.to_vec())),
             Apdu::Reject { invoke_id, reason } => (*invoke_id, Outcome::Reject(*reason)),
@@ -299,7 +296,11 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 if a.retries_left > 0 {
                     a.retries_left -= 1;
                     a.deadline = now + timeout;
-                    self.transmits.push_back(Transmit { peer: peer.clone(), apdu: a.apdu.clone(), expecting_reply: true });
+                    self.transmits.push_back(Transmit {
+                        peer: peer.clone(),
+                        apdu: a.apdu.clone(),
+                        expecting_reply: true,
+                    });
                 } else {
                     expired.push((peer.clone(), *invoke_id));
                 }

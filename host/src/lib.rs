@@ -1,6 +1,11 @@
-//! Trellis host: the runtime around the sans-IO `bacnet` core. This issue's
-//! scope is the client side: the async [`client`] API and the `trellis` CLI.
-//! The plugin runtime and server application layer come next.
+//! Trellis host: the runtime around the sans-IO `bacnet` core.
+//!
+//! - [`client`]: the async BACnet client API (Who-Is, ReadProperty,
+//!   ReadPropertyMultiple, WriteProperty, WritePropertyMultiple).
+//! - [`server`]: answers requests for the device this gateway serves
+//!   (PARTIAL: its Device object only, until the plugin runtime lands).
+//! - [`cli`]: the `trellis` command line.
 
 pub mod cli;
 pub mod client;
+pub mod server;

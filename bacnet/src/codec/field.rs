@@ -5,9 +5,9 @@
 //! errors the same way: a wrong tag is `InvalidTag`, a wrong application type
 //! is `WrongDataType`, a missing field is `Truncated`.
 
+use super::Reader;
 use super::primitive::Primitive;
 use super::tag::{self, Tag, TagClass, TagKind, app};
-use super::Reader;
 use crate::error::DecodeError;
 use alloc::vec::Vec;
 

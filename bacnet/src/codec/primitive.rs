@@ -6,8 +6,8 @@
 //! for its Rust type is `OutOfRange`.
 
 use crate::enums::{
-    BinaryPV, DeviceStatus, EnableDisable, EngineeringUnits, ErrorClass, ErrorCode, EventState, ObjectType,
-    Polarity, PropertyIdentifier, ReinitializedState, Reliability, Segmentation,
+    BinaryPV, DeviceStatus, EnableDisable, EngineeringUnits, ErrorClass, ErrorCode, EventState, ObjectType, Polarity,
+    PropertyIdentifier, ReinitializedState, Reliability, Segmentation,
 };
 use crate::error::{DecodeError, EncodeError};
 use alloc::string::String;

@@ -81,10 +81,6 @@ impl<'a> Reader<'a> {
 
     /// Fail with `TrailingData` unless every octet has been consumed.
     pub fn expect_end(&self) -> Result<(), DecodeError> {
-        if self.is_empty() {
-            Ok(())
-        } else {
-            Err(DecodeError::TrailingData { at: self.pos })
-        }
+        if self.is_empty() { Ok(()) } else { Err(DecodeError::TrailingData { at: self.pos }) }
     }
 }

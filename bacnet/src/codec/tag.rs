@@ -130,7 +130,10 @@ pub fn read_tag(r: &mut Reader<'_>) -> Result<Tag, DecodeError> {
             TagKind::Primitive(len)
         }
         6 | 7 if class == TagClass::Application => {
-            return Err(DecodeError::InvalidTag { at, what: "an application tag (opening/closing tags must be context tags)" });
+            return Err(DecodeError::InvalidTag {
+                at,
+                what: "an application tag (opening/closing tags must be context tags)",
+            });
         }
         6 => TagKind::Opening,
         _ => TagKind::Closing,

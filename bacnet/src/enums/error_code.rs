@@ -262,11 +262,7 @@ mod tests {
     #[test]
     fn known_names_are_lowercase_hyphenated_and_round_trip() {
         for (value, name) in ErrorCode::KNOWN {
-            assert!(
-                name.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
-                "{name}"
-            );
+            assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{name}");
             assert_eq!(ErrorCode::from_name(name), Some(*value), "{name}");
             assert_eq!(value.name(), Some(*name));
         }
@@ -283,10 +279,7 @@ mod tests {
         assert_eq!(ErrorCode::INVALID_ARRAY_INDEX.0, 42);
         assert_eq!(ErrorCode::PROPERTY_IS_NOT_AN_ARRAY.0, 50);
         assert_eq!(ErrorCode::ABORT_TSM_TIMEOUT.0, 126);
-        assert_eq!(
-            ErrorCode::from_name("unknown-property"),
-            Some(ErrorCode::UNKNOWN_PROPERTY)
-        );
+        assert_eq!(ErrorCode::from_name("unknown-property"), Some(ErrorCode::UNKNOWN_PROPERTY));
         assert_eq!(ErrorCode(33).name(), None);
     }
 }

@@ -100,11 +100,7 @@ mod tests {
     #[test]
     fn known_names_are_lowercase_hyphenated_and_round_trip() {
         for (value, name) in ObjectType::KNOWN {
-            assert!(
-                name.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
-                "{name}"
-            );
+            assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{name}");
             assert_eq!(ObjectType::from_name(name), Some(*value), "{name}");
             assert_eq!(value.name(), Some(*name));
         }
@@ -112,14 +108,8 @@ mod tests {
 
     #[test]
     fn spot_values() {
-        assert_eq!(
-            ObjectType::from_name("analogValue"),
-            Some(ObjectType::ANALOG_VALUE)
-        );
-        assert_eq!(
-            ObjectType::from_name("ANALOG_VALUE"),
-            Some(ObjectType::ANALOG_VALUE)
-        );
+        assert_eq!(ObjectType::from_name("analogValue"), Some(ObjectType::ANALOG_VALUE));
+        assert_eq!(ObjectType::from_name("ANALOG_VALUE"), Some(ObjectType::ANALOG_VALUE));
         assert_eq!(ObjectType::ANALOG_INPUT.0, 0);
         assert_eq!(ObjectType::ANALOG_VALUE.0, 2);
         assert_eq!(ObjectType::DEVICE.0, 8);
@@ -129,10 +119,7 @@ mod tests {
         assert_eq!(ObjectType::AUDIT_LOG.0, 61);
         assert_eq!(ObjectType::AUDIT_REPORTER.0, 62);
         assert_eq!(ObjectType::COLOR_TEMPERATURE.0, 64);
-        assert_eq!(
-            ObjectType::MULTI_STATE_VALUE.name(),
-            Some("multi-state-value")
-        );
+        assert_eq!(ObjectType::MULTI_STATE_VALUE.name(), Some("multi-state-value"));
     }
 
     #[test]

@@ -571,11 +571,7 @@ mod tests {
     #[test]
     fn known_names_are_lowercase_hyphenated_and_round_trip() {
         for (value, name) in PropertyIdentifier::KNOWN {
-            assert!(
-                name.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
-                "{name}"
-            );
+            assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{name}");
             assert_eq!(PropertyIdentifier::from_name(name), Some(*value), "{name}");
             assert_eq!(value.name(), Some(*name));
         }
@@ -597,10 +593,7 @@ mod tests {
         assert_eq!(PropertyIdentifier::UNITS.0, 117);
         assert_eq!(PropertyIdentifier::PROPERTY_LIST.0, 371);
         assert_eq!(PropertyIdentifier::MAX_BVLC_LENGTH_ACCEPTED.0, 4_194_304);
-        assert_eq!(
-            PropertyIdentifier::from_name("presentValue"),
-            Some(PropertyIdentifier::PRESENT_VALUE)
-        );
+        assert_eq!(PropertyIdentifier::from_name("presentValue"), Some(PropertyIdentifier::PRESENT_VALUE));
         assert_eq!(PropertyIdentifier(18).name(), None);
     }
 

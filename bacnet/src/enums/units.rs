@@ -454,11 +454,7 @@ mod tests {
     #[test]
     fn known_names_are_lowercase_hyphenated_and_round_trip() {
         for (value, name) in EngineeringUnits::KNOWN {
-            assert!(
-                name.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
-                "{name}"
-            );
+            assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{name}");
             assert_eq!(EngineeringUnits::from_name(name), Some(*value), "{name}");
             assert_eq!(value.name(), Some(*name));
         }
@@ -466,14 +462,8 @@ mod tests {
 
     #[test]
     fn spot_values() {
-        assert_eq!(
-            EngineeringUnits::from_name("degrees-celsius").unwrap().0,
-            62
-        );
-        assert_eq!(
-            EngineeringUnits::from_name("degreesFahrenheit"),
-            Some(EngineeringUnits::DEGREES_FAHRENHEIT)
-        );
+        assert_eq!(EngineeringUnits::from_name("degrees-celsius").unwrap().0, 62);
+        assert_eq!(EngineeringUnits::from_name("degreesFahrenheit"), Some(EngineeringUnits::DEGREES_FAHRENHEIT));
         assert_eq!(EngineeringUnits::AMPERES.0, 3);
         assert_eq!(EngineeringUnits::VOLTS.0, 5);
         assert_eq!(EngineeringUnits::KILOWATTS.0, 48);

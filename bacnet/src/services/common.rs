@@ -2,7 +2,9 @@
 //! `BACnetPropertyValue`.
 
 use super::ServiceCodec;
-use crate::codec::{Reader, expect_closing, expect_opening, read_ctx, read_opt_ctx, write_constructed, write_ctx, write_opt_ctx};
+use crate::codec::{
+    Reader, expect_closing, expect_opening, read_ctx, read_opt_ctx, write_constructed, write_ctx, write_opt_ctx,
+};
 use crate::enums::PropertyIdentifier;
 use crate::error::DecodeError;
 use crate::value::AnyValue;

@@ -38,10 +38,7 @@ fn clause_20_2_examples_encode_and_decode() {
         ),
         (Value::BitString(bacnet::BitString::from_bits(&[true, false, true, false, true])), &[0x82, 0x03, 0xA8]),
         (Value::Enumerated(0), &[0x91, 0x00]),
-        (
-            Value::Date(bacnet::Date { year: 91, month: 1, day: 24, weekday: 4 }),
-            &[0xA4, 0x5B, 0x01, 0x18, 0x04],
-        ),
+        (Value::Date(bacnet::Date { year: 91, month: 1, day: 24, weekday: 4 }), &[0xA4, 0x5B, 0x01, 0x18, 0x04]),
         (
             Value::Time(bacnet::Time { hour: 17, minute: 35, second: 45, hundredths: 17 }),
             &[0xB4, 0x11, 0x23, 0x2D, 0x11],

@@ -66,7 +66,9 @@ pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
         return Err(Failure { code: super::exit::TIMEOUT, message: "no device answered the Who-Is".into() });
     }
     let bar = ProgressBar::new(devices.len() as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} devices {msg}").unwrap_or(ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} devices {msg}").unwrap_or(ProgressStyle::default_bar()),
+    );
     let mut reports = Vec::new();
     for d in &devices {
         bar.set_message(format!("device {}", d.i_am.device.instance));
@@ -128,7 +130,11 @@ fn object_ids(v: &AnyValue) -> Vec<ObjectIdentifier> {
         .collect()
 }
 
-async fn object_list(client: &Client, dev: &DeviceAddress, device: ObjectIdentifier) -> Result<Vec<ObjectIdentifier>, ClientError> {
+async fn object_list(
+    client: &Client,
+    dev: &DeviceAddress,
+    device: ObjectIdentifier,
+) -> Result<Vec<ObjectIdentifier>, ClientError> {
     match client.read_property(dev, device, P::OBJECT_LIST, None).await {
         Ok(v) => return Ok(object_ids(&v)),
         Err(ClientError::Timeout { .. }) => return Err(ClientError::Timeout { attempts: 0, timeout_ms: 0 }),
@@ -153,7 +159,10 @@ async fn object_names(client: &Client, dev: &DeviceAddress, list: &[ObjectIdenti
         if rpm_works {
             let specs = chunk
                 .iter()
-                .map(|o| ReadAccessSpecification { object: *o, properties: vec![PropertyReference::new(P::OBJECT_NAME)] })
+                .map(|o| ReadAccessSpecification {
+                    object: *o,
+                    properties: vec![PropertyReference::new(P::OBJECT_NAME)],
+                })
                 .collect();
             match client.read_property_multiple(dev, specs).await {
                 Ok(results) if results.len() == chunk.len() => {

@@ -31,7 +31,9 @@ fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) -> S
         PropertyIdentifier::SYSTEM_STATUS => DeviceStatus(v).to_string(),
         PropertyIdentifier::POLARITY => Polarity(v).to_string(),
         PropertyIdentifier::PROPERTY_LIST => PropertyIdentifier(v).to_string(),
-        PropertyIdentifier::PRESENT_VALUE | PropertyIdentifier::RELINQUISH_DEFAULT | PropertyIdentifier::PRIORITY_ARRAY
+        PropertyIdentifier::PRESENT_VALUE
+        | PropertyIdentifier::RELINQUISH_DEFAULT
+        | PropertyIdentifier::PRIORITY_ARRAY
             if is_binary(object_type) =>
         {
             BinaryPV(v).to_string()
@@ -64,15 +66,49 @@ fn bits(property: PropertyIdentifier, b: &BitString) -> String {
 /// BACnetServicesSupported bit positions (Clause 21).
 fn service_name(bit: usize) -> String {
     const NAMES: [&str; 44] = [
-        "acknowledgeAlarm", "confirmedCOVNotification", "confirmedEventNotification", "getAlarmSummary",
-        "getEnrollmentSummary", "subscribeCOV", "atomicReadFile", "atomicWriteFile", "addListElement",
-        "removeListElement", "createObject", "deleteObject", "readProperty", "readPropertyConditional",
-        "readPropertyMultiple", "writeProperty", "writePropertyMultiple", "deviceCommunicationControl",
-        "confirmedPrivateTransfer", "confirmedTextMessage", "reinitializeDevice", "vtOpen", "vtClose", "vtData",
-        "authenticate", "requestKey", "i-Am", "i-Have", "unconfirmedCOVNotification", "unconfirmedEventNotification",
-        "unconfirmedPrivateTransfer", "unconfirmedTextMessage", "timeSynchronization", "who-Has", "who-Is",
-        "readRange", "utcTimeSynchronization", "lifeSafetyOperation", "subscribeCOVProperty", "getEventInformation",
-        "writeGroup", "subscribeCOVPropertyMultiple", "confirmedCOVNotificationMultiple",
+        "acknowledgeAlarm",
+        "confirmedCOVNotification",
+        "confirmedEventNotification",
+        "getAlarmSummary",
+        "getEnrollmentSummary",
+        "subscribeCOV",
+        "atomicReadFile",
+        "atomicWriteFile",
+        "addListElement",
+        "removeListElement",
+        "createObject",
+        "deleteObject",
+        "readProperty",
+        "readPropertyConditional",
+        "readPropertyMultiple",
+        "writeProperty",
+        "writePropertyMultiple",
+        "deviceCommunicationControl",
+        "confirmedPrivateTransfer",
+        "confirmedTextMessage",
+        "reinitializeDevice",
+        "vtOpen",
+        "vtClose",
+        "vtData",
+        "authenticate",
+        "requestKey",
+        "i-Am",
+        "i-Have",
+        "unconfirmedCOVNotification",
+        "unconfirmedEventNotification",
+        "unconfirmedPrivateTransfer",
+        "unconfirmedTextMessage",
+        "timeSynchronization",
+        "who-Has",
+        "who-Is",
+        "readRange",
+        "utcTimeSynchronization",
+        "lifeSafetyOperation",
+        "subscribeCOVProperty",
+        "getEventInformation",
+        "writeGroup",
+        "subscribeCOVPropertyMultiple",
+        "confirmedCOVNotificationMultiple",
         "unconfirmedCOVNotificationMultiple",
     ];
     NAMES.get(bit).map_or_else(|| bit.to_string(), |s| s.to_string())

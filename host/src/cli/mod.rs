@@ -6,6 +6,7 @@ mod discover;
 pub mod format;
 pub mod parse;
 mod read;
+mod run;
 mod whois;
 mod write;
 
@@ -59,6 +60,8 @@ pub enum Command {
     Write(write::WriteArgs),
     /// Who-Is, then each device's object list and object names.
     Discover(discover::DiscoverArgs),
+    /// Run the gateway: serve a BACnet device on the B/IP port until Ctrl-C.
+    Run(run::RunArgs),
 }
 
 /// Exit statuses, documented in `--help` of the binary and the README.
@@ -114,16 +117,16 @@ impl From<anyhow::Error> for Failure {
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let g = &cli.global;
     let config = ClientConfig {
-        bip: trellis_bip::BipConfig {
-            bind: std::net::SocketAddrV4::new(g.bind, g.port),
-            broadcast: g.broadcast,
-        },
+        bip: trellis_bip::BipConfig { bind: std::net::SocketAddrV4::new(g.bind, g.port), broadcast: g.broadcast },
         tsm: bacnet::tsm::TsmConfig {
             apdu_timeout: Duration::from_millis(g.timeout_ms),
             retries: g.retries,
             ..Default::default()
         },
     };
+    if let Command::Run(a) = cli.command {
+        return run::run(config.bip, a).await;
+    }
     let client = Client::bind(config).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?;
     match cli.command {
         Command::Whois(a) => whois::run(&client, a).await,
@@ -131,6 +134,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Readm(a) => read::run_readm(&client, a).await,
         Command::Write(a) => write::run(&client, a).await,
         Command::Discover(a) => discover::run(&client, a).await,
+        Command::Run(_) => unreachable!("handled above"),
     }
 }
 
@@ -146,6 +150,7 @@ pub(crate) fn object(s: &str) -> Result<ObjectIdentifier, Failure> {
 
 /// Parse a property name such as `present-value` (or a number).
 pub(crate) fn property(s: &str) -> Result<bacnet::PropertyIdentifier, Failure> {
-    bacnet::PropertyIdentifier::from_name(s)
-        .ok_or_else(|| Failure::usage(format!("unknown property `{s}` (use the standard name, e.g. present-value, or a number)")))
+    bacnet::PropertyIdentifier::from_name(s).ok_or_else(|| {
+        Failure::usage(format!("unknown property `{s}` (use the standard name, e.g. present-value, or a number)"))
+    })
 }

@@ -23,9 +23,12 @@ pub fn value(object_type: ObjectType, property: P, text: &str) -> Result<AnyValu
             return Ok(v.into());
         }
     }
-    let bad = |what: &str| format!("`{t}` is not {what} (or give the type: real:…, unsigned:…, enum:…, string:…, null)");
+    let bad =
+        |what: &str| format!("`{t}` is not {what} (or give the type: real:…, unsigned:…, enum:…, string:…, null)");
     let v = match property {
-        P::PRESENT_VALUE | P::RELINQUISH_DEFAULT | P::COV_INCREMENT if is_analog(object_type) || property == P::COV_INCREMENT => {
+        P::PRESENT_VALUE | P::RELINQUISH_DEFAULT | P::COV_INCREMENT
+            if is_analog(object_type) || property == P::COV_INCREMENT =>
+        {
             Value::Real(t.parse().map_err(|_| bad("a number"))?)
         }
         P::PRESENT_VALUE | P::RELINQUISH_DEFAULT if is_binary(object_type) => {

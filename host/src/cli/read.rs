@@ -34,7 +34,11 @@ pub struct ReadmArgs {
 }
 
 /// The units of an analog object, for printing next to its value.
-async fn units_of(client: &Client, dev: &crate::client::DeviceAddress, obj: ObjectIdentifier) -> Option<EngineeringUnits> {
+async fn units_of(
+    client: &Client,
+    dev: &crate::client::DeviceAddress,
+    obj: ObjectIdentifier,
+) -> Option<EngineeringUnits> {
     if !format::is_analog(obj.object_type) {
         return None;
     }
@@ -67,7 +71,8 @@ pub async fn run_readm(client: &Client, a: ReadmArgs) -> Result<(), Failure> {
     let obj = object(&a.object)?;
     let properties =
         a.properties.iter().map(|p| property(p).map(PropertyReference::new)).collect::<Result<Vec<_>, _>>()?;
-    let results = client.read_property_multiple(&dev, vec![ReadAccessSpecification { object: obj, properties }]).await?;
+    let results =
+        client.read_property_multiple(&dev, vec![ReadAccessSpecification { object: obj, properties }]).await?;
     let mut any_error = false;
     for access in results {
         for r in access.results {
@@ -76,7 +81,9 @@ pub async fn run_readm(client: &Client, a: ReadmArgs) -> Result<(), Failure> {
                 None => r.property.to_string(),
             };
             match r.outcome {
-                Ok(v) => println!("{}  {name}: {}", access.object, format::value(access.object.object_type, r.property, &v)),
+                Ok(v) => {
+                    println!("{}  {name}: {}", access.object, format::value(access.object.object_type, r.property, &v))
+                }
                 Err(e) => {
                     any_error = true;
                     println!("{}  {name}: error {e}", access.object);

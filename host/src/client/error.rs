@@ -65,9 +65,7 @@ impl ClientError {
     /// The error class and code, when the device answered with an Error.
     pub fn bacnet_error(&self) -> Option<(ErrorClass, ErrorCode)> {
         match self {
-            ClientError::Bacnet { class, code } | ClientError::WriteFailed { class, code, .. } => {
-                Some((*class, *code))
-            }
+            ClientError::Bacnet { class, code } | ClientError::WriteFailed { class, code, .. } => Some((*class, *code)),
             _ => None,
         }
     }

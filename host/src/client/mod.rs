@@ -131,7 +131,12 @@ impl Client {
     }
 
     /// Run one confirmed service and return how it ended.
-    pub async fn confirmed(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<Outcome, ClientError> {
+    pub async fn confirmed(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<Outcome, ClientError> {
         let (reply, wait) = oneshot::channel();
         self.commands
             .send(Command::Confirmed { peer: device.clone(), service, body, reply })
@@ -140,7 +145,12 @@ impl Client {
         wait.await.map_err(|_| ClientError::Closed)?
     }
 
-    async fn confirmed_ack(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<Vec<u8>, ClientError> {
+    async fn confirmed_ack(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ClientError> {
         match self.confirmed(device, service, body).await? {
             Outcome::ComplexAck(body) => Ok(body),
             Outcome::SimpleAck => Err(ClientError::UnexpectedReply("a SimpleACK where a ComplexACK was due")),
@@ -148,7 +158,12 @@ impl Client {
         }
     }
 
-    async fn confirmed_simple(&self, device: &DeviceAddress, service: Service, body: Vec<u8>) -> Result<(), ClientError> {
+    async fn confirmed_simple(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<(), ClientError> {
         match self.confirmed(device, service, body).await? {
             Outcome::SimpleAck => Ok(()),
             Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK where a SimpleACK was due")),

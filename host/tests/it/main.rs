@@ -1,1 +1,7 @@
-//! Host integration tests.
+//! Host integration tests: one binary, one module per area.
+
+mod capture;
+mod cli;
+mod interop;
+mod peers;
+mod server;

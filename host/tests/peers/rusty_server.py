@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """rusty-bacnet BACnet/IP server device: the fast third-party peer for Trellis tests.
 
-Binds 127.0.0.1:PORT only (interface, port and broadcast address are always
-given explicitly: the library defaults are 0.0.0.0:47808 and
-255.255.255.255). Prints exactly one line ``READY`` on stdout once the server
-is started, then serves until SIGTERM/SIGINT and exits 0.
+Interface, port and broadcast address are always given explicitly
+(interface 127.0.0.1, broadcast 127.255.255.255; the library defaults are
+0.0.0.0:47808 and 255.255.255.255). Note that rusty-bacnet 0.14.0 still binds
+its UDP socket to 0.0.0.0:PORT with these arguments (so it also hears
+broadcasts to 127.255.255.255:PORT); it only ever answers the loopback peers
+that talk to it here. Prints exactly one line ``READY`` on stdout once the
+server is started, then serves until SIGTERM/SIGINT and exits 0.
+
+ReinitializeDevice and DeviceCommunicationControl take the password
+"trellis"; an accepted ReinitializeDevice is acknowledged and does nothing.
 
 Objects:
   device,N            (N = --device-id, default 4001; name "RustyServer-N")
-  analog-input,1      "Zone Temp" units 62 (degrees-Fahrenheit) pv 72.5
-  analog-value,1      "av1" units 62, commandable; relinquish-default 42.0
+  analog-input,1      "Zone Temp" units 62 (degrees-celsius) pv 72.5
+  analog-value,1      "av1" units 62 (degrees-celsius), commandable; relinquish-default 42.0 (present-value 42.0)
   binary-value,1      "bv1" commandable
   multi-state-value,1 "msv1" 3 states, commandable
   characterstring-value,1 "csv1" "hello"

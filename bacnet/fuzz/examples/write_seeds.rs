@@ -1,0 +1,222 @@
+//! Writes the seed corpora in `seeds/<target>/` from golden vectors: the
+//! BACnet/IP frames captured from bacpypes3 and rusty-bacnet
+//! (`../tests/it/vectors/captured.txt`), the BVLL and network-layer messages
+//! of Annex J and Clause 6.4, bacnet-stack's NPDUs from `shared/vectors`, and
+//! the encoding examples of Clause 20.2 and Annex F.
+//!
+//! ```text
+//! cargo run --manifest-path bacnet/fuzz/Cargo.toml --example write_seeds
+//! ```
+//!
+//! Seeds of the `service` target start with the codec's index in
+//! `bacnet_fuzz::CODECS`; rerun this after reordering that list.
+
+use bacnet::apdu::Apdu;
+use bacnet::bvll::Bvll;
+use bacnet::npdu::{Npdu, NpduPayload};
+use bacnet::services::{ReadPropertyAck, ServiceCodec};
+use bacnet_fuzz::{CODECS, codec_for};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// At most this many seeds per target (the corpora are committed).
+const MAX_SEEDS: usize = 45;
+
+/// Seeds of one target, named, without duplicate contents.
+#[derive(Default)]
+struct Corpus {
+    seeds: BTreeMap<String, Vec<u8>>,
+    contents: BTreeSet<Vec<u8>>,
+    keys: BTreeSet<String>,
+}
+
+impl Corpus {
+    /// Add unless full, already present, or another seed has the same `key`
+    /// (what makes a seed different for this target).
+    fn add(&mut self, key: impl Into<String>, name: &str, bytes: Vec<u8>) {
+        let key = key.into();
+        if self.seeds.len() >= MAX_SEEDS || self.contents.contains(&bytes) || !self.keys.insert(key) {
+            return;
+        }
+        let name: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).take(72).collect();
+        self.contents.insert(bytes.clone());
+        self.seeds.insert(name, bytes);
+    }
+
+    fn write(&self, dir: &Path) {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        for (name, bytes) in &self.seeds {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        println!("{}: {} seeds", dir.display(), self.seeds.len());
+    }
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    let digits: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
+    digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap()).collect()
+}
+
+/// (name, octets) of every block in captured.txt.
+fn captured(text: &str) -> Vec<(String, Vec<u8>)> {
+    let mut frames = Vec::new();
+    let mut name = None;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("name:") {
+            name = Some(n.trim().to_string());
+        } else if let Some(h) = line.strip_prefix("hex:") {
+            frames.push((name.take().expect("a name before each hex line"), hex(h)));
+        }
+    }
+    frames
+}
+
+/// Annex J.2: one message of every BVLC function the captures lack.
+const BVLL: &[(&str, &str)] = &[
+    ("annex-j-bvlc-result-nak", "81 00 00 06 00 30"),
+    ("annex-j-write-bdt-2", "81 01 00 18 c0a80101bac0ffffffff c0a80201bac0ffffffff"),
+    ("annex-j-read-bdt", "81 02 00 04"),
+    ("annex-j-read-bdt-ack-1", "81 03 00 0e c0a80101bac0ffffff00"),
+    ("annex-j-forwarded-npdu-who-is", "81 04 00 12 c0a8010abac0 0120ffff00ff1008"),
+    ("annex-j-register-foreign-device", "81 05 00 06 00 3c"),
+    ("annex-j-read-fdt", "81 06 00 04"),
+    ("annex-j-read-fdt-ack-1", "81 07 00 0e 0a000007bac1 003c 005a"),
+    ("annex-j-delete-fdt-entry", "81 08 00 0a 0a000007bac1"),
+    ("annex-j-distribute-broadcast-who-is", "81 09 00 0c 0120ffff00ff1008"),
+    ("annex-j-secure-bvll", "81 0c 00 08 deadbeef"),
+];
+
+/// Clause 6.2 and 6.4: routed NPDUs and every network-layer message.
+const NPDU: &[(&str, &str)] = &[
+    ("bacnet-stack-ethernet-who-is-global", "01 20 ffff 00 ff 1008"),
+    ("bacnet-stack-mstp-readproperty", "01 04 0003010c0c00800001 1955"),
+    ("clause-6-2-routed-dnet-snet", "01 2f 0005 01 0a 0007 06 c0a80102bac0 fe 1008"),
+    ("clause-6-2-from-remote-snet", "01 09 0007 01 0a 1008"),
+    ("clause-6-4-who-is-router", "01 80 00"),
+    ("clause-6-4-who-is-router-dnet", "01 80 00 0005"),
+    ("clause-6-4-i-am-router", "01 80 01 0005 0006"),
+    ("clause-6-4-i-could-be-router", "01 80 02 0005 0a"),
+    ("clause-6-4-reject-message", "01 80 03 01 0009"),
+    ("clause-6-4-router-busy", "01 80 04 0005"),
+    ("clause-6-4-router-available", "01 80 05"),
+    ("clause-6-4-initialize-routing-table", "01 84 06 02 0005 01 00 0006 02 02 abcd"),
+    ("clause-6-4-initialize-routing-table-ack", "01 80 07 01 0005 01 00"),
+    ("clause-6-4-establish-connection", "01 80 08 0005 3c"),
+    ("clause-6-4-disconnect-connection", "01 80 09 0005"),
+    ("clause-6-4-what-is-network-number", "01 80 12"),
+    ("clause-6-4-network-number-is", "01 80 13 0005 01"),
+    ("clause-6-2-proprietary-message", "01 80 80 0104 dead"),
+];
+
+/// Annex F and Clause 20.1: PDU types and segmentation forms the captures
+/// may lack.
+const APDU: &[(&str, &str)] = &[
+    ("annex-f-3-5-readproperty", "00 00 01 0c 0c00000005 1955"),
+    ("clause-20-1-segmented-request", "0e 75 05 00 04 0c 0c00"),
+    ("clause-20-1-segment-ack-nak-srv", "43 05 00 04"),
+    ("clause-20-1-abort-client", "70 00 0a"),
+];
+
+/// Clause 20.2 examples and constructed data.
+const VALUE: &[(&str, &str)] = &[
+    ("clause-20-2-null", "00"),
+    ("clause-20-2-boolean-true", "11"),
+    ("clause-20-2-unsigned-72", "21 48"),
+    ("clause-20-2-signed-72", "31 48"),
+    ("clause-20-2-real-72", "44 42900000"),
+    ("clause-20-2-double-72", "55 08 4052000000000000"),
+    ("clause-20-2-octet-string", "63 1234ff"),
+    ("clause-20-2-character-string", "75 19 00 546869732069732061204241436e657420737472696e6721"),
+    ("clause-20-2-bit-string", "82 03 a8"),
+    ("clause-20-2-enumerated-0", "91 00"),
+    ("clause-20-2-date", "a4 5b011804"),
+    ("clause-20-2-time", "b4 11232d11"),
+    ("clause-20-2-object-identifier", "c4 0080000f"),
+    ("constructed-nested-context", "0e 1e 29 01 2c 00800001 1f 0f 91 03"),
+];
+
+/// Parts of service bodies, from the Annex F examples, and the service
+/// bodies the captures lack.
+const SERVICE: &[(&str, &str)] = &[
+    ("PropertyReference", "09 55"),
+    ("PropertyValue", "09 55 2e 44 42860000 2f 39 08"),
+    ("ObjectPropertyReference", "0c 00000005 19 55"),
+    ("ReadAccessSpecification", "0c 00000010 1e 09 55 09 67 1f"),
+    ("ReadAccessResult", "0c 00000010 1e 29 55 4e 44 4290999a 4f 29 67 4e 91 00 4f 1f"),
+    ("ReadResult", "29 55 4e 44 4290999a 4f"),
+    ("WriteAccessSpecification", "0c 00800005 1e 09 55 2e 44 42860000 2f 1f"),
+    ("WritePropertyMultipleError", "0e 91 02 91 20 0f 1e 0c 00800001 19 55 1f"),
+    ("SubscribeCOVPropertyRequest", "09 12 1c 00800001 29 01 39 3c 4e 09 55 4f 5c 3f800000"),
+];
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("../tests/it/vectors/captured.txt")).unwrap();
+    let frames = captured(&text);
+    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram] =
+        std::array::from_fn::<Corpus, 6, _>(|_| Corpus::default());
+
+    for (name, hex_) in BVLL {
+        bvll.add(*name, name, hex(hex_));
+        datagram.add(*name, name, hex(hex_));
+    }
+    for (name, hex_) in NPDU {
+        npdu.add(*name, name, hex(hex_));
+    }
+    for (name, hex_) in APDU {
+        apdu.add(*name, name, hex(hex_));
+    }
+    for (name, hex_) in VALUE {
+        value.add(*name, name, hex(hex_));
+    }
+    for (name, hex_) in SERVICE {
+        let i = CODECS.iter().position(|c| c.name == *name).unwrap_or_else(|| panic!("no codec {name}"));
+        let seed = [&[i as u8][..], &hex(hex_)].concat();
+        assert!((CODECS[i].decodes)(&seed[1..]), "{name} seed does not decode");
+        service.add(*name, name, seed);
+    }
+
+    for (name, bytes) in &frames {
+        let b = Bvll::decode(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        bvll.add(format!("fn{}", b.function().0), name, bytes.clone());
+        let Some(n) = b.npdu() else { continue };
+        let decoded = Npdu::decode(n).unwrap_or_else(|e| panic!("{name}: {e}"));
+        npdu.add(format!("{:02x}{:?}", n[1], decoded.destination.map(|d| d.mac.len())), name, n.to_vec());
+        let NpduPayload::Apdu(a) = decoded.payload else { continue };
+        let pdu = Apdu::decode(a).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let codec = codec_for(&pdu);
+        let kind = format!("{:02x}-{}", a[0], codec.map_or("", |(c, _)| c.name));
+        apdu.add(kind.clone(), name, a.to_vec());
+        datagram.add(kind, name, bytes.clone());
+        if let Some((c, body)) = codec {
+            let i = CODECS.iter().position(|k| core::ptr::eq(k, c)).unwrap();
+            if !(c.decodes)(body) {
+                println!("{name}: the body does not decode as {}", c.name);
+            } else {
+                // Two per codec: the first two bodies seen that decode.
+                let seen = service.keys.iter().filter(|k| k.starts_with(&format!("codec{i}-"))).count();
+                let key = format!("codec{i}-{}", seen.min(1));
+                service.add(key, name, [&[i as u8][..], body].concat());
+            }
+        }
+        if let Apdu::ComplexAck(ack) = pdu
+            && ack.service == bacnet::ConfirmedServiceChoice::READ_PROPERTY
+            && ack.segment.is_none()
+            && let Ok(rp) = ReadPropertyAck::decode(ack.body)
+        {
+            let mut v = Vec::new();
+            rp.value.encode(&mut v);
+            value.add(format!("{}", rp.property.0), name, v);
+        }
+    }
+
+    for (target, corpus) in
+        [("bvll", bvll), ("npdu", npdu), ("apdu", apdu), ("value", value), ("service", service), ("datagram", datagram)]
+    {
+        corpus.write(&root.join("seeds").join(target));
+    }
+}

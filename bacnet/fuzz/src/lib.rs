@@ -1,0 +1,280 @@
+//! Round-trip checks shared by the fuzz targets in `fuzz_targets/`, and the
+//! list of service codecs the `service` and `datagram` targets drive.
+//!
+//! Every check decodes its input and, when that succeeds, asserts for the
+//! decoded value `v`:
+//!
+//! 1. `encode(v)` decodes again, to `w`;
+//! 2. `encode(w) == encode(v)`: one decode/encode round reaches a fixed
+//!    point. The input is not compared with `encode(v)`, because BACnet admits
+//!    non-minimal encodings (an Unsigned with leading zero octets, a length
+//!    in the extended form under 5, reserved APDU header bits) that decode to
+//!    the same value and re-encode in the canonical form;
+//! 3. `w == v` whenever `v == v`. Comparing fields is stronger than comparing
+//!    octets (it catches a decoder that drops what the encoder would have
+//!    written back), but `PartialEq` is not reflexive for a Real or Double
+//!    NaN: `v == v` is false exactly when a NaN is inside, and then check 2
+//!    stands alone — NaN payload bits pass through decoding and encoding
+//!    unchanged, so the octets still compare.
+//!
+//! The BVLL and NPDU layers keep every octet (the NPDU refuses reserved
+//! control bits rather than dropping them), so for them `encode(v)` must equal
+//! the input itself.
+
+use bacnet::apdu::Apdu;
+use bacnet::bvll::Bvll;
+use bacnet::npdu::{Npdu, NpduPayload};
+use bacnet::services::*;
+use bacnet::value::AnyValue;
+use bacnet::{ConfirmedServiceChoice as C, UnconfirmedServiceChoice as U};
+use core::fmt::Debug;
+
+/// Checks 1–3 for a decoder path and an encoder; evaluates to the canonical
+/// encoding when the input decodes. A macro rather than a function because the
+/// PDU views borrow from the octets they were decoded from, and `v` and `w`
+/// come from different buffers.
+macro_rules! round_trip {
+    ($what:expr, $data:expr, $decode:path, $encode:path) => {
+        match $decode($data) {
+            Err(_) => None,
+            Ok(v) => {
+                let what = $what;
+                let once = $encode(&v);
+                let w = $decode(&once)
+                    .unwrap_or_else(|e| panic!("{what}: {v:?} re-encodes as {once:02x?}, which does not decode: {e:?}"));
+                let twice = $encode(&w);
+                assert_eq!(once, twice, "{what}: re-encoding {v:?} is not stable (second decode {w:?})");
+                #[allow(clippy::eq_op)] // `v == v` is the NaN test
+                let nan_free = v == v;
+                if nan_free {
+                    assert_eq!(v, w, "{what}: fields change through {once:02x?}");
+                }
+                Some(once)
+            }
+        }
+    };
+}
+
+fn encode_apdu(a: &Apdu<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    a.encode(&mut out);
+    out
+}
+
+fn encode_npdu(n: &Npdu<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    n.encode(&mut out).unwrap_or_else(|e| panic!("NPDU: decoded {n:?} does not encode: {e}"));
+    out
+}
+
+fn encode_bvll(b: &Bvll<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    b.encode(&mut out).unwrap_or_else(|e| panic!("BVLL: decoded {b:?} does not encode: {e}"));
+    out
+}
+
+fn encode_value(v: &AnyValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    v.encode(&mut out);
+    out
+}
+
+/// APDU headers (the body is opaque at this layer).
+pub fn check_apdu(data: &[u8]) {
+    if let Some(once) = round_trip!("APDU", data, Apdu::decode, encode_apdu) {
+        assert_eq!(once.len(), data.len(), "APDU: dropping reserved bits changed the length");
+    }
+}
+
+/// NPDUs and network-layer messages; lossless.
+pub fn check_npdu(data: &[u8]) {
+    if let Some(once) = round_trip!("NPDU", data, Npdu::decode, encode_npdu) {
+        assert_eq!(once, data, "NPDU: decoding lost octets");
+    }
+}
+
+/// BVLL messages; lossless.
+pub fn check_bvll(data: &[u8]) {
+    if let Some(once) = round_trip!("BVLL", data, Bvll::decode, encode_bvll) {
+        assert_eq!(once, data, "BVLL: decoding lost octets");
+    }
+}
+
+/// A property value: any sequence of application, context and constructed
+/// elements.
+pub fn check_value(data: &[u8]) {
+    round_trip!("AnyValue", data, AnyValue::from_bytes, encode_value);
+}
+
+/// One service body through codec `T`.
+pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
+    round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
+}
+
+/// Where a codec's body travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// The service request of an unsegmented Confirmed-Request.
+    Request(C),
+    /// The body of an unsegmented ComplexACK.
+    Ack(C),
+    /// The service request of an Unconfirmed-Request.
+    Unconfirmed(U),
+    /// The body of an Error PDU for this service, which has its own error
+    /// production.
+    Error(C),
+    /// The body of an Error PDU for every other service (`Error`).
+    AnyError,
+    /// A production found inside service bodies, never alone in a PDU.
+    Part,
+}
+
+use Carrier::*;
+
+/// A service codec the fuzz targets drive.
+#[derive(Debug, Clone, Copy)]
+pub struct Codec {
+    /// The Rust type.
+    pub name: &'static str,
+    /// Where its body travels.
+    pub carrier: Carrier,
+    /// [`check_service`] for that type.
+    pub check: fn(&[u8]),
+    /// True when the octets decode as that type (for choosing seeds).
+    pub decodes: fn(&[u8]) -> bool,
+}
+
+macro_rules! codecs {
+    ($($ty:ty => $carrier:expr;)*) => {
+        /// Every codec in `bacnet::services`. Adding a service is one line.
+        pub static CODECS: &[Codec] = &[
+            $(Codec {
+                name: stringify!($ty),
+                carrier: $carrier,
+                check: check_service::<$ty>,
+                decodes: |b| <$ty>::decode(b).is_ok(),
+            },)*
+        ];
+    };
+}
+
+codecs! {
+    WhoIs => Unconfirmed(U::WHO_IS);
+    IAm => Unconfirmed(U::I_AM);
+    WhoHas => Unconfirmed(U::WHO_HAS);
+    IHave => Unconfirmed(U::I_HAVE);
+    ReadPropertyRequest => Request(C::READ_PROPERTY);
+    ReadPropertyAck => Ack(C::READ_PROPERTY);
+    ReadPropertyMultipleRequest => Request(C::READ_PROPERTY_MULTIPLE);
+    ReadPropertyMultipleAck => Ack(C::READ_PROPERTY_MULTIPLE);
+    WritePropertyRequest => Request(C::WRITE_PROPERTY);
+    WritePropertyMultipleRequest => Request(C::WRITE_PROPERTY_MULTIPLE);
+    WritePropertyMultipleError => Error(C::WRITE_PROPERTY_MULTIPLE);
+    BacnetError => AnyError;
+    SubscribeCOVRequest => Request(C::SUBSCRIBE_COV);
+    SubscribeCOVPropertyRequest => Request(C::SUBSCRIBE_COV_PROPERTY);
+    COVNotification => Request(C::CONFIRMED_COV_NOTIFICATION);
+    COVNotification => Unconfirmed(U::UNCONFIRMED_COV_NOTIFICATION);
+    ReadRangeRequest => Request(C::READ_RANGE);
+    ReadRangeAck => Ack(C::READ_RANGE);
+    DeviceCommunicationControlRequest => Request(C::DEVICE_COMMUNICATION_CONTROL);
+    ReinitializeDeviceRequest => Request(C::REINITIALIZE_DEVICE);
+    TimeSynchronizationRequest => Unconfirmed(U::TIME_SYNCHRONIZATION);
+    UTCTimeSynchronizationRequest => Unconfirmed(U::UTC_TIME_SYNCHRONIZATION);
+    PropertyReference => Part;
+    PropertyValue => Part;
+    ObjectPropertyReference => Part;
+    ReadAccessSpecification => Part;
+    ReadAccessResult => Part;
+    ReadResult => Part;
+    WriteAccessSpecification => Part;
+}
+
+/// The codec for an APDU's body and the body, when this crate has one. A
+/// segment carries only part of a body, so segmented PDUs have none.
+pub fn codec_for<'a>(apdu: &Apdu<'a>) -> Option<(&'static Codec, &'a [u8])> {
+    let find = |c: Carrier| CODECS.iter().find(|k| k.carrier == c);
+    match *apdu {
+        Apdu::ConfirmedRequest(r) if r.segment.is_none() => Some((find(Request(r.service))?, r.body)),
+        Apdu::UnconfirmedRequest { service, body } => Some((find(Unconfirmed(service))?, body)),
+        Apdu::ComplexAck(a) if a.segment.is_none() => Some((find(Ack(a.service))?, a.body)),
+        Apdu::Error { service, body, .. } => Some((find(Error(service)).or_else(|| find(AnyError))?, body)),
+        _ => None,
+    }
+}
+
+/// The `service` target: the first octet selects a codec (modulo the number
+/// of codecs), the rest is its body.
+pub fn check_selected_service(data: &[u8]) {
+    if let Some((selector, body)) = data.split_first() {
+        (CODECS[*selector as usize % CODECS.len()].check)(body)
+    }
+}
+
+/// The `datagram` target: every layer of a BACnet/IP datagram, as far as it
+/// decodes, each through its own check.
+pub fn check_datagram(data: &[u8]) {
+    check_bvll(data);
+    let Ok(bvll) = Bvll::decode(data) else { return };
+    let Some(npdu) = bvll.npdu() else { return };
+    check_npdu(npdu);
+    let Ok(Npdu { payload: NpduPayload::Apdu(apdu), .. }) = Npdu::decode(npdu) else { return };
+    check_apdu(apdu);
+    let Ok(apdu) = Apdu::decode(apdu) else { return };
+    if let Some((codec, body)) = codec_for(&apdu) {
+        (codec.check)(body);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const TARGETS: [(&str, fn(&[u8])); 6] = [
+        ("apdu", check_apdu),
+        ("npdu", check_npdu),
+        ("bvll", check_bvll),
+        ("value", check_value),
+        ("service", check_selected_service),
+        ("datagram", check_datagram),
+    ];
+
+    /// The seed corpora are small, present for every target, and pass their
+    /// target's checks (so a failing seed is a regression, not a fuzz find).
+    #[test]
+    fn every_seed_passes_its_targets_checks() {
+        let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+        for (target, check) in TARGETS {
+            let files: Vec<_> = std::fs::read_dir(seeds.join(target))
+                .unwrap_or_else(|e| panic!("seeds/{target}: {e}"))
+                .map(|e| e.unwrap().path())
+                .collect();
+            assert!((5..50).contains(&files.len()), "seeds/{target} has {} files", files.len());
+            for f in files {
+                check(&std::fs::read(&f).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn every_codec_is_reachable_from_the_service_target() {
+        assert!(CODECS.len() <= 256);
+        let mut names: Vec<_> = CODECS.iter().map(|c| (c.name, c.carrier)).collect();
+        names.sort_by_key(|(n, _)| *n);
+        names.dedup();
+        assert_eq!(names.len(), CODECS.len(), "a codec is listed twice for the same carrier");
+    }
+
+    #[test]
+    fn the_datagram_target_finds_the_codec_for_each_carrier() {
+        let apdu = Apdu::decode(&[0x00, 0x05, 0x01, 0x0C, 0x0C, 0x00, 0x80, 0x00, 0x01, 0x19, 0x55]).unwrap();
+        assert_eq!(codec_for(&apdu).unwrap().0.name, "ReadPropertyRequest");
+        let error = Apdu::decode(&[0x50, 0x01, 0x10, 0x91, 0x01, 0x91, 0x1F]).unwrap();
+        assert_eq!(codec_for(&error).unwrap().0.name, "WritePropertyMultipleError");
+        let error = Apdu::decode(&[0x50, 0x01, 0x0C, 0x91, 0x01, 0x91, 0x1F]).unwrap();
+        assert_eq!(codec_for(&error).unwrap().0.name, "BacnetError");
+        let segment = Apdu::decode(&[0x3C, 0x01, 0x00, 0x02, 0x0C]).unwrap();
+        assert!(codec_for(&segment).is_none());
+    }
+}
