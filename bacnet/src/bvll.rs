@@ -85,7 +85,7 @@ pub struct Table<'a, const N: usize>(&'a [u8]);
 impl<'a, const N: usize> Table<'a, N> {
     /// Wrap encoded entries; fails unless the length is a multiple of `N`.
     pub fn from_bytes(b: &'a [u8], at: usize) -> Result<Self, DecodeError> {
-        if b.len() % N != 0 {
+        if !b.len().is_multiple_of(N) {
             return Err(DecodeError::InvalidTag { at, what: "a table of whole entries" });
         }
         Ok(Table(b))

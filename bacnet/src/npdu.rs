@@ -126,7 +126,7 @@ pub struct NetworkList<'a>(&'a [u8]);
 impl<'a> NetworkList<'a> {
     /// Wrap encoded network numbers; fails on an odd length.
     pub fn from_bytes(b: &'a [u8]) -> Result<Self, DecodeError> {
-        if b.len() % 2 != 0 {
+        if !b.len().is_multiple_of(2) {
             return Err(DecodeError::InvalidTag { at: b.len(), what: "a list of 2-octet network numbers" });
         }
         Ok(NetworkList(b))

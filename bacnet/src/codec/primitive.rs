@@ -305,14 +305,14 @@ impl CharacterString {
             }
             CharacterSet::ISO_8859_1 => Ok(self.bytes.iter().map(|b| *b as char).collect()),
             CharacterSet::ISO_10646_UCS_2 => {
-                if self.bytes.len() % 2 != 0 {
+                if !self.bytes.len().is_multiple_of(2) {
                     return Err(CharsetError::InvalidEncoding(cs));
                 }
                 let units = self.bytes.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]]));
                 char::decode_utf16(units).collect::<Result<String, _>>().map_err(|_| CharsetError::InvalidEncoding(cs))
             }
             CharacterSet::ISO_10646_UCS_4 => {
-                if self.bytes.len() % 4 != 0 {
+                if !self.bytes.len().is_multiple_of(4) {
                     return Err(CharsetError::InvalidEncoding(cs));
                 }
                 self.bytes
@@ -327,7 +327,7 @@ impl CharacterString {
                 .ok_or(CharsetError::InvalidEncoding(cs)),
             CharacterSet::JIS_X_0208 => {
                 // JIS X 0208 row/cell octets are EUC-JP's with the high bit cleared.
-                if self.bytes.len() % 2 != 0 || self.bytes.iter().any(|b| !(0x21..=0x7E).contains(b)) {
+                if !self.bytes.len().is_multiple_of(2) || self.bytes.iter().any(|b| !(0x21..=0x7E).contains(b)) {
                     return Err(CharsetError::InvalidEncoding(cs));
                 }
                 let euc: Vec<u8> = self.bytes.iter().map(|b| b | 0x80).collect();

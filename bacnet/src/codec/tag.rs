@@ -82,7 +82,7 @@ impl Tag {
     }
 
     /// The primitive length, or `None` for opening/closing tags.
-    pub fn len(&self) -> Option<u32> {
+    pub fn primitive_len(&self) -> Option<u32> {
         match self.kind {
             TagKind::Primitive(n) => Some(n),
             _ => None,

@@ -1,8 +1,11 @@
 //! BACnet enumerations (ASHRAE 135 Clause 21) as open newtypes.
 //!
-//! See [`macros`] for why these are newtypes rather than Rust enums. Each file
-//! holds one enumeration (or a few small related ones), with the standard's
-//! names.
+//! BACnet enumerations are open: vendors add proprietary values and newer
+//! revisions add standard ones. A Rust `enum` would drop or reject them, so
+//! each enumeration is a newtype over its wire integer with associated
+//! constants; unknown values decode, round-trip and print as their number.
+//! Each file holds one enumeration (or a few small related ones), with the
+//! standard's names.
 
 pub(crate) mod macros;
 

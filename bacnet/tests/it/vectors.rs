@@ -95,7 +95,7 @@ fn parse_block(lines: &[(usize, &'static str)]) -> Frame {
 /// Octets from hex digits; whitespace and `:` between octets are ignored.
 pub fn hex(s: &str) -> Vec<u8> {
     let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b':').collect();
-    assert!(digits.len() % 2 == 0, "odd number of hex digits in {s:?}");
+    assert!(digits.len().is_multiple_of(2), "odd number of hex digits in {s:?}");
     digits
         .chunks(2)
         .map(|p| u8::from_str_radix(core::str::from_utf8(p).unwrap(), 16).unwrap_or_else(|_| panic!("bad hex {s:?}")))

@@ -22,7 +22,7 @@ pub fn is_analog(t: ObjectType) -> bool {
 }
 
 fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) -> String {
-    let named = match property {
+    match property {
         PropertyIdentifier::OBJECT_TYPE => ObjectType(v).to_string(),
         PropertyIdentifier::UNITS => EngineeringUnits(v).to_string(),
         PropertyIdentifier::EVENT_STATE => EventState(v).to_string(),
@@ -39,8 +39,7 @@ fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) -> S
             BinaryPV(v).to_string()
         }
         _ => v.to_string(),
-    };
-    named
+    }
 }
 
 fn bits(property: PropertyIdentifier, b: &BitString) -> String {

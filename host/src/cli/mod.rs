@@ -1,6 +1,6 @@
 //! The `trellis` command line: argument definitions and dispatch. Each
 //! subcommand lives in its own module; printing and value parsing are shared
-//! in [`format`] and [`parse`].
+//! in [`mod@format`] and [`parse`].
 
 mod discover;
 pub mod format;

@@ -18,10 +18,10 @@ pub fn value(object_type: ObjectType, property: P, text: &str) -> Result<AnyValu
     if t.eq_ignore_ascii_case("null") {
         return Ok(Value::Null.into());
     }
-    if let Some((kind, rest)) = t.split_once(':') {
-        if let Some(v) = explicit(kind, rest)? {
-            return Ok(v.into());
-        }
+    if let Some((kind, rest)) = t.split_once(':')
+        && let Some(v) = explicit(kind, rest)?
+    {
+        return Ok(v.into());
     }
     let bad =
         |what: &str| format!("`{t}` is not {what} (or give the type: real:…, unsigned:…, enum:…, string:…, null)");
@@ -82,7 +82,7 @@ fn explicit(kind: &str, rest: &str) -> Result<Option<Value>, String> {
         "enum" | "enumerated" => Value::Enumerated(rest.parse().map_err(|_| err("an Enumerated number"))?),
         "string" | "str" => Value::CharacterString(CharacterString::utf8(rest)),
         "octets" | "hex" => {
-            if rest.len() % 2 != 0 {
+            if !rest.len().is_multiple_of(2) {
                 return Err(err("hex octets"));
             }
             let bytes = (0..rest.len())

@@ -74,7 +74,7 @@ impl FromStr for DeviceAddress {
             Some(r) => {
                 let (net, mac) = r.split_once(':').ok_or_else(err)?;
                 let net: u16 = net.parse().map_err(|_| err())?;
-                if net == 0 || net == 0xFFFF || mac.is_empty() || mac.len() % 2 != 0 {
+                if net == 0 || net == 0xFFFF || mac.is_empty() || !mac.len().is_multiple_of(2) {
                     return Err(err());
                 }
                 let mac = (0..mac.len())

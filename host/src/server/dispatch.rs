@@ -15,8 +15,8 @@
 use super::device::DeviceConfig;
 use bacnet::apdu::{Apdu, ComplexAck, ConfirmedRequest};
 use bacnet::enums::{
-    AbortReason, ConfirmedServiceChoice as S, ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P,
-    RejectReason, UnconfirmedServiceChoice as U,
+    AbortReason, ConfirmedServiceChoice as S, ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P, RejectReason,
+    UnconfirmedServiceChoice as U,
 };
 use bacnet::services::{
     BacnetError, IAm, IHave, ReadAccessResult, ReadPropertyAck, ReadPropertyMultipleAck, ReadPropertyMultipleRequest,
@@ -88,11 +88,8 @@ impl Server {
                 if !(ours && in_range(who.range)) {
                     return None;
                 }
-                let i_have = IHave {
-                    device: me,
-                    object_id: me,
-                    object_name: bacnet::CharacterString::utf8(&self.device.name),
-                };
+                let i_have =
+                    IHave { device: me, object_id: me, object_name: bacnet::CharacterString::utf8(&self.device.name) };
                 let mut apdu = Vec::new();
                 Apdu::UnconfirmedRequest { service: U::I_HAVE, body: &i_have.to_vec() }.encode(&mut apdu);
                 Some(Reply { apdu, broadcast })
@@ -127,7 +124,8 @@ impl Server {
 
     /// The Device object, also when addressed by the wildcard instance 4194303.
     fn is_me(&self, o: ObjectIdentifier) -> bool {
-        o == self.device.object_id() || (o.object_type == ObjectType::DEVICE && o.instance == ObjectIdentifier::MAX_INSTANCE)
+        o == self.device.object_id()
+            || (o.object_type == ObjectType::DEVICE && o.instance == ObjectIdentifier::MAX_INSTANCE)
     }
 
     fn read_one(&self, object: ObjectIdentifier, property: P, index: Option<u32>) -> Result<AnyValue, BacnetError> {

@@ -67,7 +67,11 @@ fn the_wildcard_device_instance_reads_this_device() {
 
 #[test]
 fn object_list_is_an_array_with_its_length_at_index_0() {
-    let len = ReadPropertyAck::decode(&ack_body(&confirmed(S::READ_PROPERTY, &rp(P::OBJECT_LIST, Some(0)), MaxApdu::UP_TO_1476)));
+    let len = ReadPropertyAck::decode(&ack_body(&confirmed(
+        S::READ_PROPERTY,
+        &rp(P::OBJECT_LIST, Some(0)),
+        MaxApdu::UP_TO_1476,
+    )));
     assert_eq!(len.unwrap().value.as_primitive(), Some(&Value::Unsigned(1)));
     let reply = confirmed(S::READ_PROPERTY, &rp(P::OBJECT_LIST, Some(2)), MaxApdu::UP_TO_1476);
     assert_error(&reply, ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX);
@@ -77,7 +81,9 @@ fn object_list_is_an_array_with_its_length_at_index_0() {
 
 fn assert_error(reply: &[u8], class: ErrorClass, code: ErrorCode) {
     match Apdu::decode(reply).unwrap() {
-        Apdu::Error { invoke_id: 7, body, .. } => assert_eq!(BacnetError::decode(body).unwrap(), BacnetError { class, code }),
+        Apdu::Error { invoke_id: 7, body, .. } => {
+            assert_eq!(BacnetError::decode(body).unwrap(), BacnetError { class, code })
+        }
         other => panic!("expected Error {class}: {code}, got {other:?}"),
     }
 }
@@ -90,7 +96,11 @@ fn assert_reject(reply: &[u8], reason: RejectReason) {
 fn unknown_object_and_unknown_property_are_errors() {
     let other = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
     let body = ReadPropertyRequest { object: other, property: P::PRESENT_VALUE, array_index: None }.to_vec();
-    assert_error(&confirmed(S::READ_PROPERTY, &body, MaxApdu::UP_TO_1476), ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT);
+    assert_error(
+        &confirmed(S::READ_PROPERTY, &body, MaxApdu::UP_TO_1476),
+        ErrorClass::OBJECT,
+        ErrorCode::UNKNOWN_OBJECT,
+    );
     let reply = confirmed(S::READ_PROPERTY, &rp(P::PRESENT_VALUE, None), MaxApdu::UP_TO_1476);
     assert_error(&reply, ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY);
 }
@@ -99,14 +109,20 @@ fn unknown_object_and_unknown_property_are_errors() {
 fn malformed_requests_get_the_reject_reason_the_standard_names() {
     let good = rp(P::OBJECT_NAME, None);
     // Cut off before the property identifier.
-    assert_reject(&confirmed(S::READ_PROPERTY, &good[..5], MaxApdu::UP_TO_1476), RejectReason::MISSING_REQUIRED_PARAMETER);
+    assert_reject(
+        &confirmed(S::READ_PROPERTY, &good[..5], MaxApdu::UP_TO_1476),
+        RejectReason::MISSING_REQUIRED_PARAMETER,
+    );
     // Octets after the last parameter.
     let mut long = good.clone();
     long.push(0x00);
     assert_reject(&confirmed(S::READ_PROPERTY, &long, MaxApdu::UP_TO_1476), RejectReason::TOO_MANY_ARGUMENTS);
     // The property identifier where the object identifier belongs: the
     // required [0] is absent.
-    assert_reject(&confirmed(S::READ_PROPERTY, &[0x19, 0x55], MaxApdu::UP_TO_1476), RejectReason::MISSING_REQUIRED_PARAMETER);
+    assert_reject(
+        &confirmed(S::READ_PROPERTY, &[0x19, 0x55], MaxApdu::UP_TO_1476),
+        RejectReason::MISSING_REQUIRED_PARAMETER,
+    );
     // An application tag where the context tag [0] belongs.
     let app_tagged = [0xC4, 0x02, 0x00, 0x00, 0x01, 0x19, 0x55];
     assert_reject(&confirmed(S::READ_PROPERTY, &app_tagged, MaxApdu::UP_TO_1476), RejectReason::INVALID_TAG);
@@ -118,7 +134,10 @@ fn malformed_requests_get_the_reject_reason_the_standard_names() {
 fn every_truncation_of_a_request_is_answered_never_a_panic() {
     let body = ReadPropertyMultipleRequest(vec![ReadAccessSpecification {
         object: device(),
-        properties: vec![PropertyReference::new(P::OBJECT_NAME), PropertyReference { property: P::OBJECT_LIST, array_index: Some(1) }],
+        properties: vec![
+            PropertyReference::new(P::OBJECT_NAME),
+            PropertyReference { property: P::OBJECT_LIST, array_index: Some(1) },
+        ],
     }])
     .to_vec();
     for cut in 0..body.len() {
@@ -135,7 +154,9 @@ fn rpm_all_lists_every_property_and_unknown_objects_fail_per_property() {
         ReadAccessSpecification { object: unknown, properties: vec![PropertyReference::new(P::OBJECT_NAME)] },
     ])
     .to_vec();
-    let ack = ReadPropertyMultipleAck::decode(&ack_body(&confirmed(S::READ_PROPERTY_MULTIPLE, &body, MaxApdu::UP_TO_1476))).unwrap();
+    let ack =
+        ReadPropertyMultipleAck::decode(&ack_body(&confirmed(S::READ_PROPERTY_MULTIPLE, &body, MaxApdu::UP_TO_1476)))
+            .unwrap();
     let props: Vec<P> = ack.0[0].results.iter().map(|r| r.property).collect();
     assert_eq!(&props[..3], &[P::OBJECT_IDENTIFIER, P::OBJECT_NAME, P::OBJECT_TYPE]);
     assert!(props.contains(&P::PROTOCOL_SERVICES_SUPPORTED) && props.contains(&P::DATABASE_REVISION));
