@@ -7,7 +7,7 @@
 //! ReadPropertyMultiple, falling back to ReadProperty for devices that reject
 //! RPM.
 
-use super::whois::{destination, range, wait};
+use super::whois::WhoIsTarget;
 use super::{Failure, format};
 use crate::client::{Client, ClientError, DeviceAddress, Discovered};
 use bacnet::enums::PropertyIdentifier as P;
@@ -20,21 +20,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `trellis discover`.
 #[derive(Debug, Args)]
 pub struct DiscoverArgs {
-    /// Lowest device instance (with --high).
-    #[arg(long, requires = "high")]
-    pub low: Option<u32>,
-    /// Highest device instance (with --low).
-    #[arg(long, requires = "low")]
-    pub high: Option<u32>,
-    /// Send the Who-Is to one address instead of broadcasting.
-    #[arg(long)]
-    pub target: Option<String>,
-    /// Broadcast to every network (DNET 65535).
-    #[arg(long, conflicts_with = "target")]
-    pub global: bool,
-    /// Seconds to wait for I-Am answers.
-    #[arg(long, default_value_t = 3.0)]
-    pub wait: f64,
+    #[command(flatten)]
+    pub who: WhoIsTarget,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -60,8 +47,7 @@ struct ObjectReport {
 
 /// Run `trellis discover`.
 pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
-    let to = destination(a.target.as_deref(), a.global)?;
-    let devices = client.who_is(to, range(a.low, a.high)?, wait(a.wait)?).await?.collect().await;
+    let devices = a.who.scan(client).await?.collect().await;
     if devices.is_empty() {
         return Err(Failure { code: super::exit::TIMEOUT, message: "no device answered the Who-Is".into() });
     }

@@ -5,9 +5,10 @@ use crate::client::{Client, Destination};
 use clap::Args;
 use std::time::Duration;
 
-/// Arguments of `trellis whois`.
+/// Which devices a Who-Is asks, and where it goes; shared by `whois` and
+/// `discover`.
 #[derive(Debug, Args)]
-pub struct WhoisArgs {
+pub struct WhoIsTarget {
     /// Lowest device instance (with --high).
     #[arg(long, requires = "high")]
     pub low: Option<u32>,
@@ -23,12 +24,27 @@ pub struct WhoisArgs {
     /// Seconds to wait for answers.
     #[arg(long, default_value_t = 3.0)]
     pub wait: f64,
+}
+
+impl WhoIsTarget {
+    /// Send the Who-Is and return the scan of its answers.
+    pub(crate) async fn scan(&self, client: &Client) -> Result<crate::client::WhoIsScan, Failure> {
+        let to = destination(self.target.as_deref(), self.global)?;
+        Ok(client.who_is(to, range(self.low, self.high)?, wait(self.wait)?).await?)
+    }
+}
+
+/// Arguments of `trellis whois`.
+#[derive(Debug, Args)]
+pub struct WhoisArgs {
+    #[command(flatten)]
+    pub who: WhoIsTarget,
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
-pub(crate) fn range(low: Option<u32>, high: Option<u32>) -> Result<Option<(u32, u32)>, Failure> {
+fn range(low: Option<u32>, high: Option<u32>) -> Result<Option<(u32, u32)>, Failure> {
     match (low, high) {
         (Some(l), Some(h)) if l <= h && h <= bacnet::ObjectIdentifier::MAX_INSTANCE => Ok(Some((l, h))),
         (Some(_), Some(_)) => Err(Failure::usage("--low must not exceed --high, and both must be at most 4194303")),
@@ -36,7 +52,7 @@ pub(crate) fn range(low: Option<u32>, high: Option<u32>) -> Result<Option<(u32, 
     }
 }
 
-pub(crate) fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failure> {
+fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failure> {
     Ok(match target {
         Some(t) => Destination::Device(device(t)?),
         None if global => Destination::GlobalBroadcast,
@@ -44,15 +60,13 @@ pub(crate) fn destination(target: Option<&str>, global: bool) -> Result<Destinat
     })
 }
 
-pub(crate) fn wait(secs: f64) -> Result<Duration, Failure> {
+fn wait(secs: f64) -> Result<Duration, Failure> {
     Duration::try_from_secs_f64(secs).map_err(|_| Failure::usage("--wait must be a non-negative number of seconds"))
 }
 
 /// Run `trellis whois`.
 pub async fn run(client: &Client, a: WhoisArgs) -> Result<(), Failure> {
-    let range = range(a.low, a.high)?;
-    let to = destination(a.target.as_deref(), a.global)?;
-    let mut scan = client.who_is(to, range, wait(a.wait)?).await?;
+    let mut scan = a.who.scan(client).await?;
     let mut count = 0;
     if !a.json {
         println!("{:>9}  {:<28}  {:>7}  {:>6}  segmentation", "device", "address", "max-apdu", "vendor");
