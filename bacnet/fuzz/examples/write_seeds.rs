@@ -1,8 +1,9 @@
 //! Writes the seed corpora in `seeds/<target>/` from golden vectors: the
 //! BACnet/IP frames captured from bacpypes3 and rusty-bacnet
-//! (`../tests/it/vectors/captured.txt`), the BVLL and network-layer messages
+//! (`../tests/it/vectors/captured.txt`), the Annex F examples
+//! (`../tests/it/vectors/standard.txt`), the BVLL and network-layer messages
 //! of Annex J and Clause 6.4, bacnet-stack's NPDUs from `shared/vectors`, and
-//! the encoding examples of Clause 20.2 and Annex F.
+//! the encoding examples of Clause 20.2.
 //!
 //! ```text
 //! cargo run --manifest-path bacnet/fuzz/Cargo.toml --example write_seeds
@@ -20,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// At most this many seeds per target (the corpora are committed).
-const MAX_SEEDS: usize = 45;
+const MAX_SEEDS: usize = 48;
 
 /// Seeds of one target, named, without duplicate contents.
 #[derive(Default)]
@@ -61,7 +62,7 @@ fn hex(s: &str) -> Vec<u8> {
     digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap()).collect()
 }
 
-/// (name, octets) of every block in captured.txt.
+/// (name, octets) of every block in captured.txt or standard.txt.
 fn captured(text: &str) -> Vec<(String, Vec<u8>)> {
     let mut frames = Vec::new();
     let mut name = None;
@@ -155,8 +156,10 @@ const SERVICE: &[(&str, &str)] = &[
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("../tests/it/vectors/captured.txt")).unwrap();
-    let frames = captured(&text);
+    let read = |file: &str| std::fs::read_to_string(root.join("../tests/it/vectors").join(file)).unwrap();
+    let frames = captured(&read("captured.txt"));
+    // ASHRAE 135 Annex F examples, all at the APDU layer.
+    let examples = captured(&read("standard.txt"));
     let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram] =
         std::array::from_fn::<Corpus, 6, _>(|_| Corpus::default());
 
@@ -180,6 +183,8 @@ fn main() {
         service.add(*name, name, seed);
     }
 
+    // The APDUs of every captured frame, then of every standard example.
+    let mut apdus: Vec<(&str, Vec<u8>)> = Vec::new();
     for (name, bytes) in &frames {
         let b = Bvll::decode(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         bvll.add(format!("fn{}", b.function().0), name, bytes.clone());
@@ -188,19 +193,22 @@ fn main() {
         npdu.add(format!("{:02x}{:?}", n[1], decoded.destination.map(|d| d.mac.len())), name, n.to_vec());
         let NpduPayload::Apdu(a) = decoded.payload else { continue };
         let pdu = Apdu::decode(a).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let codec = codec_for(&pdu);
-        let kind = format!("{:02x}-{}", a[0], codec.map_or("", |(c, _)| c.name));
-        apdu.add(kind.clone(), name, a.to_vec());
-        datagram.add(kind, name, bytes.clone());
-        if let Some((c, body)) = codec {
+        datagram.add(kind(&pdu, a), name, bytes.clone());
+        apdus.push((name, a.to_vec()));
+    }
+    apdus.extend(examples.iter().map(|(name, a)| (name.as_str(), a.clone())));
+
+    // Service bodies, one per codec first, then a second one per codec.
+    let mut bodies = Vec::new();
+    for (name, a) in &apdus {
+        let pdu = Apdu::decode(a).unwrap_or_else(|e| panic!("{name}: {e}"));
+        apdu.add(kind(&pdu, a), name, a.clone());
+        if let Some((c, body)) = codec_for(&pdu) {
             let i = CODECS.iter().position(|k| core::ptr::eq(k, c)).unwrap();
-            if !(c.decodes)(body) {
-                println!("{name}: the body does not decode as {}", c.name);
+            if (c.decodes)(body) {
+                bodies.push((i, *name, [&[i as u8][..], body].concat()));
             } else {
-                // Two per codec: the first two bodies seen that decode.
-                let seen = service.keys.iter().filter(|k| k.starts_with(&format!("codec{i}-"))).count();
-                let key = format!("codec{i}-{}", seen.min(1));
-                service.add(key, name, [&[i as u8][..], body].concat());
+                println!("{name}: the body does not decode as {}", c.name);
             }
         }
         if let Apdu::ComplexAck(ack) = pdu
@@ -213,10 +221,20 @@ fn main() {
             value.add(format!("{}", rp.property.0), name, v);
         }
     }
+    for round in 0..2 {
+        for (i, name, seed) in &bodies {
+            service.add(format!("codec{i}-{round}"), name, seed.clone());
+        }
+    }
 
     for (target, corpus) in
         [("bvll", bvll), ("npdu", npdu), ("apdu", apdu), ("value", value), ("service", service), ("datagram", datagram)]
     {
         corpus.write(&root.join("seeds").join(target));
     }
+}
+
+/// What makes an APDU different for seeding: its first octet and its codec.
+fn kind(pdu: &Apdu<'_>, octets: &[u8]) -> String {
+    format!("{:02x}-{}", octets[0], codec_for(pdu).map_or("", |(c, _)| c.name))
 }

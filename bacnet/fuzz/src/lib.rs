@@ -40,8 +40,9 @@ macro_rules! round_trip {
             Ok(v) => {
                 let what = $what;
                 let once = $encode(&v);
-                let w = $decode(&once)
-                    .unwrap_or_else(|e| panic!("{what}: {v:?} re-encodes as {once:02x?}, which does not decode: {e:?}"));
+                let w = $decode(&once).unwrap_or_else(|e| {
+                    panic!("{what}: {v:?} re-encodes as {once:02x?}, which does not decode: {e:?}")
+                });
                 let twice = $encode(&w);
                 assert_eq!(once, twice, "{what}: re-encoding {v:?} is not stable (second decode {w:?})");
                 #[allow(clippy::eq_op)] // `v == v` is the NaN test
@@ -231,7 +232,9 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    const TARGETS: [(&str, fn(&[u8])); 6] = [
+    type Check = fn(&[u8]);
+
+    const TARGETS: [(&str, Check); 6] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),

@@ -344,6 +344,17 @@ fn captured_segmentation_and_refusals_decode_to_their_fields() {
     }
 }
 
+/// The ASHRAE 135 examples of `vectors/standard.txt` at the APDU layer.
+#[test]
+fn every_standard_example_apdu_decodes_and_re_encodes_identically() {
+    let examples: Vec<_> = crate::vectors::standard().into_iter().filter(|f| f.layer == "apdu").collect();
+    assert!(examples.len() >= 10, "only {} APDU examples", examples.len());
+    for f in examples {
+        let apdu = Apdu::decode(&f.bytes).unwrap_or_else(|e| panic!("{} ({}): {e}", f.name, f.source));
+        assert_eq!(encode(&apdu), f.bytes, "{} ({})", f.name, f.tshark);
+    }
+}
+
 #[test]
 fn fields_read_back_from_a_segmented_request_header() {
     let Ok(Apdu::ConfirmedRequest(c)) = Apdu::decode(&[0x0E, 0x75, 0x05, 0x00, 0x04, 0x0C]) else { panic!() };

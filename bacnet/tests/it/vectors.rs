@@ -39,6 +39,12 @@ pub fn captured() -> Vec<Frame> {
     parse(include_str!("vectors/captured.txt"))
 }
 
+/// Every example in `vectors/standard.txt`: ASHRAE 135 encoding examples,
+/// each checked with tshark, in the same block format.
+pub fn standard() -> Vec<Frame> {
+    parse(include_str!("vectors/standard.txt"))
+}
+
 /// Parse blocks of `key: value` lines. Panics, naming the line, on anything
 /// malformed: a corrupt vector file must fail the tests, not shrink them.
 pub fn parse(text: &'static str) -> Vec<Frame> {
