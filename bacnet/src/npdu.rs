@@ -301,6 +301,27 @@ impl<'a> NetworkMessage<'a> {
         Ok(m)
     }
 
+    /// Refuse messages that would not decode back to themselves.
+    fn check(&self) -> Result<(), EncodeError> {
+        use NetworkMessage::*;
+        match self {
+            IAmRouterToNetwork(l) if l.is_empty() => {
+                Err(EncodeError::Inconsistent("I-Am-Router-To-Network needs a DNET"))
+            }
+            Other { message_type, vendor_id, .. } => {
+                let interpreted = message_type.0 <= 0x09 || matches!(message_type.0, 0x12 | 0x13);
+                if interpreted {
+                    Err(EncodeError::Inconsistent("Other carries a message type this crate encodes itself"))
+                } else if (message_type.0 >= 0x80) != vendor_id.is_some() {
+                    Err(EncodeError::Inconsistent("a vendor ID goes with (only) message types 0x80..=0xFF"))
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn encode(&self, out: &mut Vec<u8>) {
         use NetworkMessage::*;
         out.push(self.message_type().0);
@@ -446,7 +467,10 @@ impl<'a> Npdu<'a> {
         }
         match &self.payload {
             NpduPayload::Apdu(a) => out.extend_from_slice(a),
-            NpduPayload::Message(m) => m.encode(out),
+            NpduPayload::Message(m) => {
+                m.check()?;
+                m.encode(out)
+            }
         }
         Ok(())
     }

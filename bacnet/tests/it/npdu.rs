@@ -511,3 +511,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn messages_that_would_not_decode_back_are_refused_by_the_encoder() {
+    use bacnet::enums::NetworkMessageType;
+    use bacnet::npdu::{NetworkList, NetworkMessage, Npdu, NpduPayload};
+    let refuse = |m: NetworkMessage<'_>| {
+        let mut n = Npdu::local_apdu(&[], false);
+        n.payload = NpduPayload::Message(m);
+        let mut out = vec![0xAA];
+        assert!(n.encode(&mut out).is_err(), "{m:?}");
+        assert_eq!(out, [0xAA], "nothing half-written");
+    };
+    refuse(NetworkMessage::IAmRouterToNetwork(NetworkList::from_bytes(&[]).unwrap()));
+    refuse(NetworkMessage::Other {
+        message_type: NetworkMessageType::WHO_IS_ROUTER_TO_NETWORK,
+        vendor_id: None,
+        data: &[],
+    });
+    refuse(NetworkMessage::Other { message_type: NetworkMessageType(0x80), vendor_id: None, data: &[] });
+    refuse(NetworkMessage::Other { message_type: NetworkMessageType(0x14), vendor_id: Some(7), data: &[] });
+}
