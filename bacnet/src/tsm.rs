@@ -44,7 +44,7 @@ impl Default for TsmConfig {
             apdu_timeout: Duration::from_secs(3),
             retries: 3,
             max_in_flight_per_peer: 16,
-            max_queued_per_peer: 4096,
+            max_queued_per_peer: 1024,
             max_apdu_accepted: MaxApdu::UP_TO_1476,
         }
     }
@@ -94,6 +94,9 @@ pub struct Transmit<A> {
     pub apdu: Vec<u8>,
     /// True for confirmed requests (NPDU data-expecting-reply bit).
     pub expecting_reply: bool,
+    /// The transaction this transmission belongs to (none for an Abort we
+    /// send), so a driver that cannot send can [`ClientTsm::cancel`] it.
+    pub transaction: Option<TransactionId>,
 }
 
 /// Why `start` refused a request.
@@ -118,11 +121,15 @@ struct Pending {
     id: TransactionId,
     service: ConfirmedServiceChoice,
     body: Vec<u8>,
+    /// A queued request fails with `Timeout` if it has not been answered by
+    /// the time a sent one would have exhausted its retries.
+    deadline: Duration,
 }
 
 #[derive(Debug)]
 struct Active {
     id: TransactionId,
+    service: ConfirmedServiceChoice,
     apdu: Vec<u8>,
     deadline: Duration,
     retries_left: u8,
@@ -130,14 +137,13 @@ struct Active {
 
 #[derive(Debug)]
 struct PeerState {
-    next_invoke_id: u8,
     active: BTreeMap<u8, Active>,
     queue: VecDeque<Pending>,
 }
 
 impl PeerState {
     fn new() -> Self {
-        PeerState { next_invoke_id: 0, active: BTreeMap::new(), queue: VecDeque::new() }
+        PeerState { active: BTreeMap::new(), queue: VecDeque::new() }
     }
 }
 
@@ -148,6 +154,10 @@ pub struct ClientTsm<A> {
     config: TsmConfig,
     peers: BTreeMap<A, PeerState>,
     next_id: u64,
+    /// One counter for every peer, so a peer that goes idle and comes back
+    /// does not see invoke ID 0 again: a late answer to an old request must
+    /// not complete a new one.
+    next_invoke_id: u8,
     transmits: VecDeque<Transmit<A>>,
     events: VecDeque<Completed>,
 }
@@ -155,7 +165,14 @@ pub struct ClientTsm<A> {
 impl<A: Ord + Clone> ClientTsm<A> {
     /// A state machine with `config`.
     pub fn new(config: TsmConfig) -> Self {
-        ClientTsm { config, peers: BTreeMap::new(), next_id: 0, transmits: VecDeque::new(), events: VecDeque::new() }
+        ClientTsm {
+            config,
+            peers: BTreeMap::new(),
+            next_id: 0,
+            next_invoke_id: 0,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+        }
     }
 
     /// The settings in force.
@@ -179,7 +196,8 @@ impl<A: Ord + Clone> ClientTsm<A> {
         }
         let id = TransactionId(self.next_id);
         self.next_id += 1;
-        state.queue.push_back(Pending { id, service, body });
+        let deadline = now.saturating_add(self.config.apdu_timeout.saturating_mul(self.config.retries as u32 + 1));
+        state.queue.push_back(Pending { id, service, body, deadline });
         self.admit(now, &peer);
         Ok(id)
     }
@@ -188,15 +206,15 @@ impl<A: Ord + Clone> ClientTsm<A> {
     fn admit(&mut self, now: Duration, peer: &A) {
         let cfg = self.config;
         let Some(state) = self.peers.get_mut(peer) else { return };
-        while state.active.len() < cfg.max_in_flight_per_peer.min(256) {
+        while state.active.len() < cfg.max_in_flight_per_peer.clamp(1, 256) {
             let Some(p) = state.queue.pop_front() else { break };
             // The next invoke ID not in use for this peer; one exists because
             // fewer than 256 are active.
-            let mut invoke_id = state.next_invoke_id;
+            let mut invoke_id = self.next_invoke_id;
             while state.active.contains_key(&invoke_id) {
                 invoke_id = invoke_id.wrapping_add(1);
             }
-            state.next_invoke_id = invoke_id.wrapping_add(1);
+            self.next_invoke_id = invoke_id.wrapping_add(1);
             let mut apdu = Vec::with_capacity(4 + p.body.len());
             Apdu::ConfirmedRequest(ConfirmedRequest {
                 segment: None,
@@ -208,10 +226,21 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 body: &p.body,
             })
             .encode(&mut apdu);
-            self.transmits.push_back(Transmit { peer: peer.clone(), apdu: apdu.clone(), expecting_reply: true });
+            self.transmits.push_back(Transmit {
+                peer: peer.clone(),
+                apdu: apdu.clone(),
+                expecting_reply: true,
+                transaction: Some(p.id),
+            });
             state.active.insert(
                 invoke_id,
-                Active { id: p.id, apdu, deadline: now + cfg.apdu_timeout, retries_left: cfg.retries },
+                Active {
+                    id: p.id,
+                    service: p.service,
+                    apdu,
+                    deadline: now.saturating_add(cfg.apdu_timeout),
+                    retries_left: cfg.retries,
+                },
             );
         }
         if state.active.is_empty() && state.queue.is_empty() {
@@ -223,6 +252,17 @@ impl<A: Ord + Clone> ClientTsm<A> {
     /// one of our transactions (answers to unknown invoke IDs are ignored,
     /// as the standard requires).
     pub fn handle_apdu(&mut self, now: Duration, peer: &A, apdu: &Apdu<'_>) -> bool {
+        // An answer naming another service than the request is not its answer.
+        let answered_service = match apdu {
+            Apdu::SimpleAck { service, .. } | Apdu::Error { service, .. } => Some(*service),
+            Apdu::ComplexAck(c) => Some(c.service),
+            _ => None,
+        };
+        if let (Some(service), Some(invoke_id)) = (answered_service, apdu.invoke_id())
+            && self.peers.get(peer).and_then(|s| s.active.get(&invoke_id)).is_some_and(|a| a.service != service)
+        {
+            return false;
+        }
         let (invoke_id, outcome) = match apdu {
             Apdu::SimpleAck { invoke_id, .. } => (*invoke_id, Outcome::SimpleAck),
             Apdu::ComplexAck(c) if c.segment.is_none() => (c.invoke_id, Outcome::ComplexAck(c.body.to_vec())),
@@ -234,7 +274,12 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 let mut abort = Vec::with_capacity(3);
                 Apdu::Abort { server: false, invoke_id: c.invoke_id, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED }
                     .encode(&mut abort);
-                self.transmits.push_back(Transmit { peer: peer.clone(), apdu: abort, expecting_reply: false });
+                self.transmits.push_back(Transmit {
+                    peer: peer.clone(),
+                    apdu: abort,
+                    expecting_reply: false,
+                    transaction: None,
+                });
                 (c.invoke_id, Outcome::Abort { reason: AbortReason::SEGMENTATION_NOT_SUPPORTED, from_server: false })
             }
             Apdu::Error { invoke_id, body, .. } => (*invoke_id, Outcome::Error(body.to_vec())),
@@ -295,11 +340,12 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 }
                 if a.retries_left > 0 {
                     a.retries_left -= 1;
-                    a.deadline = now + timeout;
+                    a.deadline = now.saturating_add(timeout);
                     self.transmits.push_back(Transmit {
                         peer: peer.clone(),
                         apdu: a.apdu.clone(),
                         expecting_reply: true,
+                        transaction: Some(a.id),
                     });
                 } else {
                     expired.push((peer.clone(), *invoke_id));
@@ -309,11 +355,29 @@ impl<A: Ord + Clone> ClientTsm<A> {
         for (peer, invoke_id) in expired {
             self.finish(now, &peer, invoke_id, Outcome::Timeout);
         }
+        // Requests that waited in a queue as long as a sent one may take.
+        let mut emptied = Vec::new();
+        for (peer, state) in self.peers.iter_mut() {
+            while let Some(pos) = state.queue.iter().position(|p| p.deadline <= now) {
+                if let Some(p) = state.queue.remove(pos) {
+                    self.events.push_back(Completed { id: p.id, outcome: Outcome::Timeout });
+                }
+            }
+            if state.active.is_empty() && state.queue.is_empty() {
+                emptied.push(peer.clone());
+            }
+        }
+        for peer in emptied {
+            self.peers.remove(&peer);
+        }
     }
 
     /// The earliest deadline of any transaction.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.peers.values().flat_map(|s| s.active.values().map(|a| a.deadline)).min()
+        self.peers
+            .values()
+            .flat_map(|s| s.active.values().map(|a| a.deadline).chain(s.queue.iter().map(|p| p.deadline)))
+            .min()
     }
 
     /// The next APDU to send.

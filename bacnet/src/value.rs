@@ -107,7 +107,7 @@ impl Value {
             };
         }
         let content_at = r.position();
-        let c = r.take(t.content_len(), "tag content")?;
+        let c = r.take_content(t.content_len(), at)?;
         Self::from_content(t.number, c, content_at, at)
     }
 

@@ -8,4 +8,6 @@
 
 pub mod cli;
 pub mod client;
+pub mod model;
+pub mod plugin;
 pub mod server;

@@ -74,7 +74,7 @@ fn app_from_tag<T: Primitive>(r: &mut Reader<'_>, tag: Tag, at: usize, what: &'s
         return T::decode_content(&[v], at);
     }
     let content_at = r.position();
-    let content = r.take(tag.content_len(), what)?;
+    let content = r.take_content(tag.content_len(), at)?;
     T::decode_content(content, content_at)
 }
 
@@ -86,7 +86,7 @@ pub fn read_ctx<T: Primitive>(r: &mut Reader<'_>, n: u8, what: &'static str) -> 
         return Err(DecodeError::InvalidTag { at, what });
     }
     let content_at = r.position();
-    let content = r.take(tag.content_len(), what)?;
+    let content = r.take_content(tag.content_len(), at)?;
     T::decode_content(content, content_at)
 }
 
@@ -135,6 +135,8 @@ pub fn expect_closing(r: &mut Reader<'_>, n: u8, what: &'static str) -> Result<(
 pub fn read_constructed<'a>(r: &mut Reader<'a>, n: u8, what: &'static str) -> Result<&'a [u8], DecodeError> {
     expect_opening(r, n, what)?;
     let start = r.position();
+    // Open inner tags, innermost last, so every closing tag must match.
+    let mut open = [0u8; MAX_NESTING_DEPTH];
     let mut depth = 0usize;
     loop {
         let at = r.position();
@@ -144,10 +146,11 @@ pub fn read_constructed<'a>(r: &mut Reader<'a>, n: u8, what: &'static str) -> Re
         })?;
         match tag.kind {
             TagKind::Opening => {
-                depth += 1;
-                if depth > MAX_NESTING_DEPTH {
+                if depth == MAX_NESTING_DEPTH {
                     return Err(DecodeError::LimitExceeded { at, what: "constructed nesting depth" });
                 }
+                open[depth] = tag.number;
+                depth += 1;
             }
             TagKind::Closing if depth == 0 => {
                 if tag.number != n {
@@ -155,7 +158,12 @@ pub fn read_constructed<'a>(r: &mut Reader<'a>, n: u8, what: &'static str) -> Re
                 }
                 return Ok(&r.buffer()[start..at]);
             }
-            TagKind::Closing => depth -= 1,
+            TagKind::Closing => {
+                depth -= 1;
+                if open[depth] != tag.number {
+                    return Err(DecodeError::InvalidTag { at, what: "the matching closing tag" });
+                }
+            }
             TagKind::Primitive(_) => {
                 r.take(tag.content_len(), "tag content")
                     .map_err(|_| DecodeError::InvalidTag { at, what: "a tag whose length fits the data" })?;

@@ -72,6 +72,17 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    /// Consume the `n` content octets a tag header at `_tag_at` announced.
+    ///
+    /// Content cut off by the end of the data is `Truncated`
+    /// (missing-required-parameter), the answer rusty-bacnet gives to the
+    /// same truncated request in our captures
+    /// (`rusty-server-readproperty-truncated-reject`); a header that is
+    /// itself malformed is `InvalidTag`.
+    pub fn take_content(&mut self, n: usize, _tag_at: usize) -> Result<&'a [u8], DecodeError> {
+        self.take(n, "tag content")
+    }
+
     /// Consume everything that is left.
     pub fn take_rest(&mut self) -> &'a [u8] {
         let s = &self.buf[self.pos..];

@@ -117,6 +117,9 @@ pub fn read_tag(r: &mut Reader<'_>) -> Result<Tag, DecodeError> {
     let lvt = first & 0x07;
     let kind = match lvt {
         0..=4 => TagKind::Primitive(lvt as u32),
+        5 if class == TagClass::Application && number == app::BOOLEAN => {
+            return Err(DecodeError::InvalidTag { at, what: "an application Boolean (value in the LVT field)" });
+        }
         5 => {
             let ext = r.u8("an extended length")?;
             let len = match ext {
@@ -152,8 +155,9 @@ pub fn peek_tag(r: &Reader<'_>) -> Option<Result<Tag, DecodeError>> {
 
 /// Read a tag header and its content octets.
 pub fn read_tagged<'a>(r: &mut Reader<'a>) -> Result<(Tag, &'a [u8]), DecodeError> {
+    let at = r.position();
     let tag = read_tag(r)?;
-    let content = r.take(tag.content_len(), "tag content")?;
+    let content = r.take_content(tag.content_len(), at)?;
     Ok((tag, content))
 }
 

@@ -179,3 +179,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn constructed_data_must_close_what_it_opened() {
+    use bacnet::codec::read_constructed;
+    // [3 [1 ]2 ]3: the inner closing tag does not match its opening tag.
+    let mut r = Reader::new(&[0x3E, 0x1E, 0x2F, 0x3F]);
+    assert_eq!(read_constructed(&mut r, 3, "x").unwrap_err().reject_reason(), RejectReason::INVALID_TAG);
+    let mut r = Reader::new(&[0x3E, 0x1E, 0x21, 0x05, 0x1F, 0x3F]);
+    assert_eq!(read_constructed(&mut r, 3, "x").unwrap(), &[0x1E, 0x21, 0x05, 0x1F]);
+}
+
+#[test]
+fn an_application_boolean_with_an_extended_length_is_an_invalid_tag() {
+    assert_eq!(decode(&[0x15, 0x01]).unwrap_err().reject_reason(), RejectReason::INVALID_TAG);
+}

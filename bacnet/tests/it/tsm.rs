@@ -167,3 +167,50 @@ fn cancel_forgets_the_transaction() {
     assert!(!reply(&mut t, secs(1), Apdu::SimpleAck { invoke_id: invoke, service }));
     assert_eq!(t.poll_timeout(), None);
 }
+
+#[test]
+fn a_peer_that_goes_idle_does_not_get_invoke_id_0_again() {
+    let mut t = tsm(16);
+    t.start(secs(0), PEER, S::READ_PROPERTY, vec![]).unwrap();
+    let (first, service) = sent(&mut t).unwrap();
+    reply(&mut t, secs(1), Apdu::SimpleAck { invoke_id: first, service });
+    t.poll_event().unwrap();
+    t.start(secs(2), PEER, S::READ_PROPERTY, vec![]).unwrap();
+    let (second, _) = sent(&mut t).unwrap();
+    assert_ne!(first, second, "a late duplicate answer to the first must not complete the second");
+}
+
+#[test]
+fn an_answer_for_another_service_is_not_the_answer() {
+    let mut t = tsm(16);
+    t.start(secs(0), PEER, S::WRITE_PROPERTY, vec![]).unwrap();
+    let (invoke, _) = sent(&mut t).unwrap();
+    let ack = bacnet::apdu::ComplexAck { segment: None, invoke_id: invoke, service: S::READ_PROPERTY, body: &[] };
+    assert!(!reply(&mut t, secs(1), Apdu::ComplexAck(ack)));
+    assert_eq!(t.poll_event(), None);
+    assert!(reply(&mut t, secs(1), Apdu::SimpleAck { invoke_id: invoke, service: S::WRITE_PROPERTY }));
+}
+
+#[test]
+fn a_request_waiting_in_the_queue_times_out_like_a_sent_one() {
+    let mut t = tsm(1);
+    t.start(secs(0), PEER, S::READ_PROPERTY, vec![]).unwrap();
+    let queued = t.start(secs(0), PEER, S::READ_PROPERTY, vec![]).unwrap();
+    sent(&mut t).unwrap();
+    // 3 s timeout, 2 retries: a sent request gives up at 9 s, so does a queued one.
+    t.handle_timeout(secs(9));
+    let mut timed_out = vec![];
+    while let Some(e) = t.poll_event() {
+        assert_eq!(e.outcome, Outcome::Timeout);
+        timed_out.push(e.id);
+    }
+    assert!(timed_out.contains(&queued), "{timed_out:?}");
+}
+
+#[test]
+fn huge_timeouts_saturate_instead_of_overflowing() {
+    let mut t = ClientTsm::new(TsmConfig { apdu_timeout: Duration::MAX, retries: 255, ..TsmConfig::default() });
+    t.start(Duration::from_secs(5), PEER, S::READ_PROPERTY, vec![]).unwrap();
+    assert_eq!(t.poll_timeout(), Some(Duration::MAX));
+    t.handle_timeout(Duration::MAX);
+}

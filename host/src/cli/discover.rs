@@ -49,7 +49,7 @@ struct ObjectReport {
 pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
     let devices = a.who.scan(client).await?.collect().await;
     if devices.is_empty() {
-        return Err(Failure { code: super::exit::TIMEOUT, message: "no device answered the Who-Is".into() });
+        return Err(super::whois::no_answer(client));
     }
     let bar = ProgressBar::new(devices.len() as u64);
     bar.set_style(
@@ -62,6 +62,7 @@ pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reports).map_err(anyhow::Error::from)?);
     } else {
@@ -74,6 +75,12 @@ pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
                 println!("{:>9}  {:<22}  {:<32}  {}", r.device, r.address, o.object, o.name.as_deref().unwrap_or("?"));
             }
         }
+    }
+    if failed > 0 {
+        return Err(Failure {
+            code: super::exit::BACNET,
+            message: format!("{failed} of {} devices could not be fully described", reports.len()),
+        });
     }
     Ok(())
 }
@@ -123,20 +130,26 @@ async fn object_list(
 ) -> Result<Vec<ObjectIdentifier>, ClientError> {
     match client.read_property(dev, device, P::OBJECT_LIST, None).await {
         Ok(v) => return Ok(object_ids(&v)),
-        Err(ClientError::Timeout { .. }) => return Err(ClientError::Timeout { attempts: 0, timeout_ms: 0 }),
+        Err(e @ (ClientError::Timeout { .. } | ClientError::Io(_) | ClientError::Closed)) => return Err(e),
         Err(e) => tracing::debug!(error = %e, "whole object-list failed; reading element by element"),
     }
     let len = match client.read_property(dev, device, P::OBJECT_LIST, Some(0)).await?.as_primitive() {
         Some(Value::Unsigned(n)) => *n,
         _ => return Err(ClientError::UnexpectedReply("object-list length is not an Unsigned")),
     };
+    if len > MAX_OBJECT_LIST {
+        return Err(ClientError::UnexpectedReply("an object-list longer than 65,535 objects"));
+    }
     let mut out = Vec::new();
-    for i in 1..=len.min(u32::MAX as u64) as u32 {
+    for i in 1..=len as u32 {
         let v = client.read_property(dev, device, P::OBJECT_LIST, Some(i)).await?;
         out.extend(object_ids(&v));
     }
     Ok(out)
 }
+
+/// Longest Object_List `discover` reads element by element.
+const MAX_OBJECT_LIST: u64 = 65_535;
 
 async fn object_names(client: &Client, dev: &DeviceAddress, list: &[ObjectIdentifier]) -> Vec<Option<String>> {
     let mut names = Vec::with_capacity(list.len());
@@ -157,6 +170,11 @@ async fn object_names(client: &Client, dev: &DeviceAddress, list: &[ObjectIdenti
                         names.push(v.map(|v| format::value(r.object.object_type, P::OBJECT_NAME, &v)));
                     }
                     continue;
+                }
+                // A device that stopped answering will not answer ReadProperty either.
+                Err(ClientError::Timeout { .. } | ClientError::Io(_) | ClientError::Closed) => {
+                    names.extend(std::iter::repeat_n(None, list.len() - names.len()));
+                    return names;
                 }
                 Ok(_) | Err(_) => rpm_works = false,
             }

@@ -30,17 +30,19 @@ pub struct Cli {
 /// Options every subcommand takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Local IPv4 address to bind (use your BACnet interface's address on a real network).
+    /// Local IPv4 address to bind, optionally with its prefix length
+    /// (IP/PREFIX, e.g. 192.168.1.10/24, gives the subnet broadcast address).
+    /// Use your BACnet interface's address on a real network.
     #[arg(long, global = true, default_value = "127.0.0.1")]
-    pub bind: Ipv4Addr,
+    pub bind: String,
     /// Local UDP port (0 picks a free one; I-Am broadcasts only reach 47808-style shared ports).
     #[arg(long, global = true, default_value_t = 47808)]
     pub port: u16,
     /// Broadcast address (default: 127.255.255.255 on loopback, else 255.255.255.255).
     #[arg(long, global = true)]
     pub broadcast: Option<Ipv4Addr>,
-    /// APDU timeout in milliseconds.
-    #[arg(long, global = true, default_value_t = 3000)]
+    /// APDU timeout in milliseconds (1..=600000).
+    #[arg(long, global = true, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub timeout_ms: u64,
     /// Retries after the first attempt.
     #[arg(long, global = true, default_value_t = 3)]
@@ -117,7 +119,10 @@ impl From<anyhow::Error> for Failure {
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let g = &cli.global;
     let config = ClientConfig {
-        bip: trellis_bip::BipConfig { bind: std::net::SocketAddrV4::new(g.bind, g.port), broadcast: g.broadcast },
+        bip: trellis_bip::BipConfig {
+            broadcast: g.broadcast,
+            ..trellis_bip::BipConfig::from_cidr(&g.bind, g.port).map_err(|e| Failure::usage(format!("--bind: {e}")))?
+        },
         tsm: bacnet::tsm::TsmConfig {
             apdu_timeout: Duration::from_millis(g.timeout_ms),
             retries: g.retries,

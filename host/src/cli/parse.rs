@@ -81,17 +81,7 @@ fn explicit(kind: &str, rest: &str) -> Result<Option<Value>, String> {
         "bool" | "boolean" => Value::Boolean(parse_bool(rest).ok_or_else(|| err("a Boolean"))?),
         "enum" | "enumerated" => Value::Enumerated(rest.parse().map_err(|_| err("an Enumerated number"))?),
         "string" | "str" => Value::CharacterString(CharacterString::utf8(rest)),
-        "octets" | "hex" => {
-            if !rest.len().is_multiple_of(2) {
-                return Err(err("hex octets"));
-            }
-            let bytes = (0..rest.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&rest[i..i + 2], 16))
-                .collect::<Result<Vec<u8>, _>>()
-                .map_err(|_| err("hex octets"))?;
-            Value::OctetString(bytes)
-        }
+        "octets" | "hex" => Value::OctetString(crate::client::parse_hex(rest).ok_or_else(|| err("hex octets"))?),
         "object" => Value::ObjectIdentifier(rest.parse().map_err(|_| err("an object identifier"))?),
         _ => return Ok(None),
     }))
@@ -111,5 +101,6 @@ mod tests {
         assert_eq!(value(av, P::PRESENT_VALUE, "unsigned:7").unwrap(), Value::Unsigned(7).into());
         assert!(value(av, P::PRESENT_VALUE, "warm").unwrap_err().contains("not a number"));
         assert!(value(ObjectType::BINARY_VALUE, P::PRESENT_VALUE, "maybe").is_err());
+        assert!(value(av, P::PRESENT_VALUE, "octets:aéb").is_err(), "non-ASCII hex is an error, not a panic");
     }
 }

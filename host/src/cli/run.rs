@@ -1,11 +1,11 @@
 //! `trellis run`: the gateway on its embedded default.
 //!
-//! PARTIAL: serves the host's Device object only (Who-Is/I-Am, Who-Has,
-//! ReadProperty, ReadPropertyMultiple). Plugin object models and a TOML
-//! configuration arrive with the plugin runtime issue (#3).
+//! PARTIAL: serves a Device object only (Who-Is/I-Am, Who-Has, ReadProperty,
+//! ReadPropertyMultiple, WriteProperty, WritePropertyMultiple). Plugin
+//! object models and a TOML configuration arrive with the plugin runtime.
 
 use super::Failure;
-use crate::server::{DeviceConfig, serve};
+use crate::server::{DeviceConfig, DeviceOnlyModel, build, serve};
 use clap::Args;
 
 /// Arguments of `trellis run`.
@@ -24,13 +24,16 @@ pub struct RunArgs {
 
 /// Run `trellis run` until Ctrl-C.
 pub async fn run(bip: trellis_bip::BipConfig, a: RunArgs) -> Result<(), Failure> {
-    let device = DeviceConfig { instance: a.device_id, name: a.name, vendor_id: a.vendor_id, ..Default::default() };
+    let model = DeviceOnlyModel::new(a.device_id, &a.name);
+    let server = build(model, DeviceConfig::default(), a.vendor_id).await?;
     eprintln!(
         "trellis: serving device {} ({:?}) on BACnet/IP {}; Ctrl-C to stop",
-        device.instance, device.name, bip.bind
+        server.device_id().instance,
+        a.name,
+        bip.bind
     );
     tokio::select! {
-        r = serve(bip, device) => r.map_err(Failure::from),
+        r = serve(bip, server) => r.map_err(Failure::from),
         _ = tokio::signal::ctrl_c() => {
             eprintln!("trellis: stopped");
             Ok(())

@@ -61,7 +61,22 @@ fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failur
 }
 
 fn wait(secs: f64) -> Result<Duration, Failure> {
-    Duration::try_from_secs_f64(secs).map_err(|_| Failure::usage("--wait must be a non-negative number of seconds"))
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| *d <= Duration::from_secs(3600))
+        .ok_or_else(|| Failure::usage("--wait must be between 0 and 3600 seconds"))
+}
+
+/// The failure for a Who-Is nobody answered, with a hint when we listen on loopback.
+pub(crate) fn no_answer(client: &Client) -> Failure {
+    let mut message = "no device answered the Who-Is".to_string();
+    if client.local_addr().ip().is_loopback() {
+        message.push_str(&format!(
+            " (bound to loopback {}; on a real network use --bind <interface IP>/<prefix>)",
+            client.local_addr()
+        ));
+    }
+    Failure { code: super::exit::TIMEOUT, message }
 }
 
 /// Run `trellis whois`.
@@ -94,7 +109,7 @@ pub async fn run(client: &Client, a: WhoisArgs) -> Result<(), Failure> {
         }
     }
     if count == 0 {
-        return Err(Failure { code: super::exit::TIMEOUT, message: "no device answered the Who-Is".into() });
+        return Err(no_answer(client));
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use super::address::{DeviceAddress, RemoteStation};
 use bacnet::apdu::Apdu;
-use bacnet::enums::{ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
+use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
 use bacnet::tsm::{ClientTsm, Outcome, TransactionId};
 use std::collections::HashMap;
@@ -67,6 +67,8 @@ impl Actor {
     }
 
     pub async fn run(mut self) {
+        let mut sweep = tokio::time::interval(Duration::from_secs(1));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
             tokio::select! {
@@ -82,8 +84,21 @@ impl Actor {
                     let now = self.now();
                     self.tsm.handle_timeout(now);
                 }
+                _ = sweep.tick() => self.forget_abandoned(),
             }
             self.flush().await;
+        }
+    }
+
+    /// Callers that dropped their future no longer want an answer: stop the
+    /// transaction so it frees its slot and sends no more retries.
+    fn forget_abandoned(&mut self) {
+        let now = self.now();
+        let abandoned: Vec<TransactionId> =
+            self.waiting.iter().filter(|(_, tx)| tx.is_closed()).map(|(id, _)| *id).collect();
+        for id in abandoned {
+            self.waiting.remove(&id);
+            self.tsm.cancel(now, id);
         }
     }
 
@@ -158,10 +173,21 @@ impl Actor {
             Apdu::UnconfirmedRequest { service, body } => {
                 let _ = self.unconfirmed.send(UnconfirmedReceived { source, service, body: body.to_vec() });
             }
+            Apdu::ConfirmedRequest(_) if r.broadcast => {} // never answer a broadcast confirmed request
             Apdu::ConfirmedRequest(c) => {
                 // This node serves no objects: refuse every confirmed service.
                 let mut out = Vec::with_capacity(3);
-                Apdu::Reject { invoke_id: c.invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }.encode(&mut out);
+                if c.segment.is_some() {
+                    Apdu::Abort {
+                        server: true,
+                        invoke_id: c.invoke_id,
+                        reason: AbortReason::SEGMENTATION_NOT_SUPPORTED,
+                    }
+                    .encode(&mut out);
+                } else {
+                    Apdu::Reject { invoke_id: c.invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }
+                        .encode(&mut out);
+                }
                 let mut npdu = Vec::with_capacity(16);
                 if encode_for(&source, &out, false, &mut npdu).is_ok() {
                     let _ = self.bip.send_unicast(source.link, &npdu).await;
@@ -184,8 +210,17 @@ impl Actor {
                 continue;
             }
             if let Err(e) = self.bip.send_unicast(t.peer.link, &npdu).await {
-                // The TSM's retry covers a transient send failure.
                 tracing::warn!(peer = %t.peer, error = %e, "send failed");
+                // Retrying cannot fix an unreachable address: fail now, with the reason.
+                if let Some(id) = t.transaction
+                    && !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted)
+                {
+                    let now = self.now();
+                    self.tsm.cancel(now, id);
+                    if let Some(reply) = self.waiting.remove(&id) {
+                        let _ = reply.send(Err(super::ClientError::Io(e)));
+                    }
+                }
             }
         }
         while let Some(done) = self.tsm.poll_event() {

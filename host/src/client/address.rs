@@ -77,16 +77,27 @@ impl FromStr for DeviceAddress {
                 if net == 0 || net == 0xFFFF || mac.is_empty() || !mac.len().is_multiple_of(2) {
                     return Err(err());
                 }
-                let mac = (0..mac.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&mac[i..i + 2], 16))
-                    .collect::<Result<Vec<u8>, _>>()
-                    .map_err(|_| err())?;
+                let mac = parse_hex(mac).ok_or_else(err)?;
                 Some(RemoteStation { net, mac })
             }
         };
         Ok(DeviceAddress { link, remote })
     }
+}
+
+/// Hex digits to octets; `None` for an odd count or a non-hex character.
+pub(crate) fn parse_hex(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(2) {
+        return None;
+    }
+    b.chunks(2)
+        .map(|pair| {
+            let hi = (pair[0] as char).to_digit(16)?;
+            let lo = (pair[1] as char).to_digit(16)?;
+            Some((hi * 16 + lo) as u8)
+        })
+        .collect()
 }
 
 fn trellis_bip_default_port() -> u16 {
@@ -108,5 +119,6 @@ mod tests {
         assert_eq!(c.to_string(), "127.0.0.1:47809@5:0a0b");
         assert!("127.0.0.1@0:0a".parse::<DeviceAddress>().is_err());
         assert!("nonsense".parse::<DeviceAddress>().is_err());
+        assert!("127.0.0.1@5:aéb".parse::<DeviceAddress>().is_err(), "non-ASCII hex is an error, not a panic");
     }
 }

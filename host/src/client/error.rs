@@ -56,6 +56,9 @@ pub enum ClientError {
     /// The request cannot be encoded.
     #[error("cannot encode the request: {0}")]
     Encode(bacnet::EncodeError),
+    /// The request could not be sent (e.g. no route from the bound address).
+    #[error("cannot send: {0}")]
+    Io(#[source] std::io::Error),
     /// The client has shut down.
     #[error("the client has shut down")]
     Closed,

@@ -20,6 +20,7 @@ mod error;
 mod who_is;
 
 pub use actor::{Destination, UnconfirmedReceived};
+pub(crate) use address::parse_hex;
 pub use address::{DeviceAddress, ParseAddressError, RemoteStation};
 pub use error::ClientError;
 pub use who_is::{Discovered, WhoIsScan};
@@ -38,6 +39,9 @@ use std::net::SocketAddrV4;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use trellis_bip::{BindError, BipConfig};
+
+/// The largest APDU on BACnet/IP.
+const MAX_APDU_OCTETS: usize = 1476;
 
 /// Client settings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -109,10 +113,7 @@ impl Client {
         self.commands.send(Command::Unconfirmed { to, service, body, done }).await.map_err(|_| ClientError::Closed)?;
         match wait.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "unconfirmed send failed");
-                Err(ClientError::Closed)
-            }
+            Ok(Err(e)) => Err(ClientError::Io(e)),
             Err(_) => Err(ClientError::Closed),
         }
     }
@@ -137,6 +138,11 @@ impl Client {
         service: Service,
         body: Vec<u8>,
     ) -> Result<Outcome, ClientError> {
+        // Without segmentation a request must fit one APDU: the 4-octet
+        // header plus its body within Max_APDU_Length_Accepted of B/IP.
+        if body.len() + 4 > MAX_APDU_OCTETS {
+            return Err(ClientError::Encode(bacnet::EncodeError::TooLong("request (no segmentation yet)")));
+        }
         let (reply, wait) = oneshot::channel();
         self.commands
             .send(Command::Confirmed { peer: device.clone(), service, body, reply })
@@ -198,7 +204,12 @@ impl Client {
         let req = ReadPropertyRequest { object, property, array_index };
         let body = self.confirmed_ack(device, Service::READ_PROPERTY, req.to_vec()).await?;
         let ack = ReadPropertyAck::decode(&body).map_err(ClientError::MalformedReply)?;
-        if ack.object != object || ack.property != property || ack.array_index != array_index {
+        // Asked as device,4194303 ("whichever device you are"), the answer
+        // carries the device's real instance.
+        let wildcard =
+            object.object_type == bacnet::ObjectType::DEVICE && object.instance == ObjectIdentifier::MAX_INSTANCE;
+        let same_object = ack.object == object || (wildcard && ack.object.object_type == bacnet::ObjectType::DEVICE);
+        if !same_object || ack.property != property || ack.array_index != array_index {
             return Err(ClientError::UnexpectedReply("a ReadProperty-ACK for another property"));
         }
         Ok(ack.value)

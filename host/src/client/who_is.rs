@@ -24,7 +24,7 @@ pub struct WhoIsScan {
     rx: broadcast::Receiver<UnconfirmedReceived>,
     range: Option<(u32, u32)>,
     deadline: Instant,
-    seen: HashSet<u32>,
+    seen: HashSet<(u32, DeviceAddress)>,
 }
 
 impl WhoIsScan {
@@ -58,7 +58,10 @@ impl WhoIsScan {
             if self.range.is_some_and(|(lo, hi)| instance < lo || instance > hi) {
                 continue;
             }
-            if self.seen.insert(instance) {
+            if self.seen.iter().any(|(i, a)| *i == instance && *a != msg.source) {
+                tracing::warn!(device = instance, address = %msg.source, "duplicate device instance on the network");
+            }
+            if self.seen.insert((instance, msg.source.clone())) {
                 return Some(Discovered { address: msg.source, i_am });
             }
         }

@@ -1,28 +1,36 @@
-//! Request dispatch for the served device: decode, answer, and refuse with
-//! the protocol's answer when a request cannot be served.
+//! Request dispatch: decode a request, ask the object model (one crossing
+//! per request), merge the host-owned Device properties, encode the answer —
+//! or refuse with the protocol's answer.
 //!
-//! Refusals, as Clause 18 and 5.4 prescribe:
-//! - confirmed request whose parameters do not decode → Reject with the
-//!   reason [`bacnet::DecodeError::reject_reason`] gives;
-//! - confirmed service this device does not execute → Reject
+//! Refusals, as Clauses 5.4 and 18 prescribe:
+//! - parameters that do not decode → Reject, reason from
+//!   [`bacnet::DecodeError::reject_reason`];
+//! - a confirmed service this device does not execute → Reject
 //!   unrecognized-service;
-//! - segmented request, or an answer too large for the requester's Max-APDU
-//!   → Abort segmentation-not-supported (this device does not segment yet);
-//! - unknown object / property / array index → Error with that code;
-//! - confirmed requests received as broadcasts, and malformed unconfirmed
+//! - a segmented request, or an answer larger than the requester's
+//!   Max-APDU → Abort segmentation-not-supported (no segmentation yet);
+//! - the model failed (trap, time or memory limit, disabled) → Error
+//!   device/operational-problem; the model is busy → Abort out-of-resources;
+//! - confirmed requests received as broadcasts, malformed unconfirmed
 //!   requests → no answer.
+//!
+//! Must never: panic on any octets, call the model more than once per
+//! request, or answer a request the standard says to ignore.
 
-use super::device::DeviceConfig;
+use super::device::{HostDevice, MAX_APDU};
+use super::idmap::DeviceIdMap;
+use crate::model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
 use bacnet::apdu::{Apdu, ComplexAck, ConfirmedRequest};
 use bacnet::enums::{
-    AbortReason, ConfirmedServiceChoice as S, ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P, RejectReason,
+    AbortReason, ConfirmedServiceChoice as S, ErrorClass, ErrorCode, PropertyIdentifier as P, RejectReason,
     UnconfirmedServiceChoice as U,
 };
 use bacnet::services::{
-    BacnetError, IAm, IHave, ReadAccessResult, ReadPropertyAck, ReadPropertyMultipleAck, ReadPropertyMultipleRequest,
-    ReadPropertyRequest, ReadResult, ServiceCodec, WhoHas, WhoHasObject, WhoIs,
+    BacnetError, IAm, IHave, ObjectPropertyReference, ReadAccessResult, ReadPropertyAck, ReadPropertyMultipleAck,
+    ReadPropertyMultipleRequest, ReadPropertyRequest, ReadResult, ServiceCodec, WhoHas, WhoHasObject, WhoIs,
+    WritePropertyMultipleError, WritePropertyMultipleRequest, WritePropertyRequest,
 };
-use bacnet::{AnyValue, ObjectIdentifier, Segmentation, Value};
+use bacnet::{ObjectIdentifier, Segmentation};
 
 /// An APDU to send back, and whether to broadcast it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,47 +41,81 @@ pub struct Reply {
     pub broadcast: bool,
 }
 
-/// Answers requests for one device.
+/// Answers requests for one device served by model `M`.
 #[derive(Debug)]
-pub struct Server {
-    device: DeviceConfig,
+pub struct Server<M> {
+    model: M,
+    ids: DeviceIdMap,
+    host: HostDevice,
+    vendor_id: u16,
 }
 
-fn err(class: ErrorClass, code: ErrorCode) -> BacnetError {
-    BacnetError { class, code }
+/// How a request failed before an answer could be encoded.
+enum Failure {
+    Error(BacnetError),
+    WpmError(WritePropertyMultipleError),
+    Abort(AbortReason),
 }
 
-impl Server {
-    /// A server for `device`.
-    pub fn new(device: DeviceConfig) -> Self {
-        Server { device }
+impl From<ModelError> for Failure {
+    fn from(e: ModelError) -> Self {
+        tracing::warn!(error = %e, "object model failed a request");
+        match e {
+            ModelError::Busy { .. } => Failure::Abort(AbortReason::OUT_OF_RESOURCES),
+            _ => Failure::Error(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM }),
+        }
+    }
+}
+
+fn contract(what: &str) -> Failure {
+    tracing::warn!(what, "object model broke the interface contract");
+    Failure::Error(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM })
+}
+
+fn denied() -> BacnetError {
+    BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::WRITE_ACCESS_DENIED }
+}
+
+impl<M: ObjectModel> Server<M> {
+    /// A server for `model`, presenting its Device object as `host.id`.
+    /// `model_device` is the Device object's identifier inside the model.
+    pub fn new(model: M, model_device: ObjectIdentifier, host: HostDevice, vendor_id: u16) -> Self {
+        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host, vendor_id }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The Device object identifier on the network.
+    pub fn device_id(&self) -> ObjectIdentifier {
+        self.host.id
     }
 
     /// The I-Am this device sends.
     pub fn i_am_apdu(&self) -> Vec<u8> {
         let i_am = IAm {
-            device: self.device.object_id(),
-            max_apdu_length_accepted: 1476,
+            device: self.host.id,
+            max_apdu_length_accepted: MAX_APDU,
             segmentation_supported: Segmentation::NO_SEGMENTATION,
-            vendor_id: self.device.vendor_id,
+            vendor_id: self.vendor_id,
         };
-        let mut out = Vec::new();
-        Apdu::UnconfirmedRequest { service: U::I_AM, body: &i_am.to_vec() }.encode(&mut out);
-        out
+        encode(Apdu::UnconfirmedRequest { service: U::I_AM, body: &i_am.to_vec() }).apdu
     }
 
     /// Answer one received APDU, if it calls for an answer.
-    pub fn handle(&self, apdu: &[u8], received_as_broadcast: bool) -> Option<Reply> {
+    pub async fn handle(&self, apdu: &[u8], received_as_broadcast: bool) -> Option<Reply> {
         match Apdu::decode(apdu).ok()? {
-            Apdu::ConfirmedRequest(c) if !received_as_broadcast => Some(self.confirmed(&c)),
-            Apdu::UnconfirmedRequest { service, body } => self.unconfirmed(service, body, received_as_broadcast),
+            Apdu::ConfirmedRequest(c) if !received_as_broadcast => Some(self.confirmed(&c).await),
+            Apdu::UnconfirmedRequest { service, body } => self.unconfirmed(service, body, received_as_broadcast).await,
             _ => None,
         }
     }
 
-    fn unconfirmed(&self, service: U, body: &[u8], broadcast: bool) -> Option<Reply> {
-        let me = self.device.object_id();
-        let in_range = |r: Option<(u32, u32)>| r.is_none_or(|(lo, hi)| (lo..=hi).contains(&me.instance));
+    async fn unconfirmed(&self, service: U, body: &[u8], broadcast: bool) -> Option<Reply> {
+        let me = self.host.id.instance;
+        let in_range = |r: Option<(u32, u32)>| r.is_none_or(|(lo, hi)| (lo..=hi).contains(&me));
         match service {
             U::WHO_IS => {
                 let who = WhoIs::decode(body).ok()?;
@@ -81,40 +123,60 @@ impl Server {
             }
             U::WHO_HAS => {
                 let who = WhoHas::decode(body).ok()?;
-                let ours = match &who.object {
-                    WhoHasObject::Identifier(id) => *id == me,
-                    WhoHasObject::Name(n) => n.to_text().is_ok_and(|t| t == self.device.name),
-                };
-                if !(ours && in_range(who.range)) {
+                if !in_range(who.range) {
                     return None;
                 }
+                let objects = self.model.objects().await.ok()?;
+                let found = objects.iter().find(|o| match &who.object {
+                    WhoHasObject::Identifier(id) => self.ids.inbound(*id) == o.id,
+                    WhoHasObject::Name(n) => n.to_text().is_ok_and(|t| t == o.name),
+                })?;
+                let object_id = if found.id == self.ids.model { self.host.id } else { found.id };
                 let i_have =
-                    IHave { device: me, object_id: me, object_name: bacnet::CharacterString::utf8(&self.device.name) };
-                let mut apdu = Vec::new();
-                Apdu::UnconfirmedRequest { service: U::I_HAVE, body: &i_have.to_vec() }.encode(&mut apdu);
-                Some(Reply { apdu, broadcast })
+                    IHave { device: self.host.id, object_id, object_name: bacnet::CharacterString::utf8(&found.name) };
+                Some(Reply {
+                    apdu: encode(Apdu::UnconfirmedRequest { service: U::I_HAVE, body: &i_have.to_vec() }).apdu,
+                    broadcast,
+                })
             }
             _ => None,
         }
     }
 
-    fn confirmed(&self, c: &ConfirmedRequest<'_>) -> Reply {
+    async fn confirmed(&self, c: &ConfirmedRequest<'_>) -> Reply {
         let invoke_id = c.invoke_id;
         let abort = |reason| encode(Apdu::Abort { server: true, invoke_id, reason });
         if c.segment.is_some() {
             return abort(AbortReason::SEGMENTATION_NOT_SUPPORTED);
         }
         let result = match c.service {
-            S::READ_PROPERTY => ReadPropertyRequest::decode(c.body).map(|r| self.read_property(&r)),
-            S::READ_PROPERTY_MULTIPLE => ReadPropertyMultipleRequest::decode(c.body).map(|r| Ok(self.rpm(&r))),
+            S::READ_PROPERTY => match ReadPropertyRequest::decode(c.body) {
+                Ok(r) => Ok(self.read_property(r).await.map(Some)),
+                Err(e) => Err(e),
+            },
+            S::READ_PROPERTY_MULTIPLE => match ReadPropertyMultipleRequest::decode(c.body) {
+                Ok(r) => Ok(self.read_property_multiple(r, c.max_apdu.octets() as usize).await.map(Some)),
+                Err(e) => Err(e),
+            },
+            S::WRITE_PROPERTY => match WritePropertyRequest::decode(c.body) {
+                Ok(r) => Ok(self.write_property(r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
+            S::WRITE_PROPERTY_MULTIPLE => match WritePropertyMultipleRequest::decode(c.body) {
+                Ok(r) => Ok(self.write_property_multiple(r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
             _ => return encode(Apdu::Reject { invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }),
         };
         let reply = match result {
             Err(decode) => return encode(Apdu::Reject { invoke_id, reason: decode.reject_reason() }),
-            Ok(Err(e)) => encode(Apdu::Error { invoke_id, service: c.service, body: &e.to_vec() }),
-            Ok(Ok(body)) => {
+            Ok(Ok(Some(body))) => {
                 encode(Apdu::ComplexAck(ComplexAck { segment: None, invoke_id, service: c.service, body: &body }))
             }
+            Ok(Ok(None)) => encode(Apdu::SimpleAck { invoke_id, service: c.service }),
+            Ok(Err(Failure::Abort(reason))) => return abort(reason),
+            Ok(Err(Failure::Error(e))) => encode(Apdu::Error { invoke_id, service: c.service, body: &e.to_vec() }),
+            Ok(Err(Failure::WpmError(e))) => encode(Apdu::Error { invoke_id, service: c.service, body: &e.to_vec() }),
         };
         if reply.apdu.len() > c.max_apdu.octets() as usize {
             return abort(AbortReason::SEGMENTATION_NOT_SUPPORTED);
@@ -122,70 +184,196 @@ impl Server {
         reply
     }
 
-    /// The Device object, also when addressed by the wildcard instance 4194303.
-    fn is_me(&self, o: ObjectIdentifier) -> bool {
-        o == self.device.object_id()
-            || (o.object_type == ObjectType::DEVICE && o.instance == ObjectIdentifier::MAX_INSTANCE)
-    }
-
-    fn read_one(&self, object: ObjectIdentifier, property: P, index: Option<u32>) -> Result<AnyValue, BacnetError> {
-        if !self.is_me(object) {
-            return Err(err(ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT));
-        }
-        if matches!(property, P::ALL | P::REQUIRED | P::OPTIONAL) {
-            // Only RPM may ask for these (Clause 15.5.1.1.2).
-            return Err(err(ErrorClass::SERVICES, ErrorCode::INVALID_PARAMETER_DATA_TYPE));
-        }
-        let value = self.device.read(property).ok_or(err(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY))?;
-        match index {
-            None => Ok(value),
-            Some(_) if !self.device.is_array(property) => {
-                Err(err(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY))
+    /// Read targets through one model call, answering host-owned Device
+    /// properties locally; one result list per target, as clients see them.
+    async fn read_targets(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, Failure> {
+        let mut to_model = Vec::with_capacity(targets.len());
+        let mut slots = Vec::with_capacity(targets.len());
+        for t in targets {
+            let inner = self.ids.inbound_target(*t);
+            if inner.object == self.ids.model && HostDevice::owns(t.property) {
+                slots.push(None);
+            } else {
+                slots.push(Some(to_model.len()));
+                to_model.push(inner);
             }
-            Some(0) => Ok(Value::Unsigned(value.0.len() as u64).into()),
-            Some(i) => value
-                .0
-                .get(i as usize - 1)
-                .map(|e| AnyValue(vec![e.clone()]))
-                .ok_or(err(ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX)),
         }
+        let mut answers = if to_model.is_empty() { Vec::new() } else { self.model.read(to_model.clone()).await? };
+        if answers.len() != to_model.len() {
+            return Err(contract("read-properties answered a different number of targets"));
+        }
+        let mut out = Vec::with_capacity(targets.len());
+        for (t, slot) in targets.iter().zip(slots) {
+            let list = match slot {
+                None => vec![self.host_read(*t)],
+                Some(i) => {
+                    let mut list = std::mem::take(&mut answers[i]);
+                    if list.is_empty() {
+                        return Err(contract("read-properties answered a target with no result"));
+                    }
+                    let whole_device = to_model[i].object == self.ids.model
+                        && matches!(t.property, P::ALL | P::REQUIRED | P::OPTIONAL);
+                    for r in &mut list {
+                        if r.target.object == self.ids.model
+                            && r.target.property == P::PROPERTY_LIST
+                            && let Ok(v) = &mut r.outcome
+                        {
+                            HostDevice::extend_property_list(v);
+                        }
+                    }
+                    if whole_device && t.property != P::OPTIONAL {
+                        list.retain(|r| !HostDevice::owns(r.target.property));
+                        list.extend(HostDevice::OWNED.iter().map(|p| PropertyRead {
+                            target: PropertyTarget { object: self.ids.model, property: *p, array_index: None },
+                            outcome: Ok(self.host.read(*p).unwrap_or_default()),
+                        }));
+                    }
+                    list.into_iter().map(|r| self.ids.outbound_read(r)).collect()
+                }
+            };
+            out.push(list);
+        }
+        Ok(out)
     }
 
-    fn read_property(&self, r: &ReadPropertyRequest) -> Result<Vec<u8>, BacnetError> {
-        let value = self.read_one(r.object, r.property, r.array_index)?;
-        let object = if self.is_me(r.object) { r.object } else { self.device.object_id() };
+    fn host_read(&self, t: PropertyTarget) -> PropertyRead {
+        let outcome = match (self.host.read(t.property), t.array_index) {
+            (Some(v), None) => Ok(v),
+            (Some(_), Some(_)) => {
+                Err(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY })
+            }
+            (None, _) => Err(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::UNKNOWN_PROPERTY }),
+        };
+        PropertyRead { target: PropertyTarget { object: self.host.id, ..t }, outcome }
+    }
+
+    async fn read_property(&self, r: ReadPropertyRequest) -> Result<Vec<u8>, Failure> {
+        if matches!(r.property, P::ALL | P::REQUIRED | P::OPTIONAL) {
+            // Only ReadPropertyMultiple may ask for these.
+            return Err(Failure::Error(BacnetError {
+                class: ErrorClass::SERVICES,
+                code: ErrorCode::INVALID_PARAMETER_DATA_TYPE,
+            }));
+        }
+        let target = PropertyTarget { object: r.object, property: r.property, array_index: r.array_index };
+        let mut lists = self.read_targets(&[target]).await?;
+        let mut list = lists.pop().unwrap_or_default();
+        if list.len() != 1 {
+            return Err(contract("one property read answered with several results"));
+        }
+        let read = list.remove(0);
+        let value = read.outcome.map_err(Failure::Error)?;
+        // The wildcard instance is answered with the real one (Clause 15.5.1.1.1).
+        let object = if self.ids.is_device(r.object) { self.host.id } else { r.object };
         Ok(ReadPropertyAck { object, property: r.property, array_index: r.array_index, value }.to_vec())
     }
 
-    fn rpm(&self, r: &ReadPropertyMultipleRequest) -> Vec<u8> {
-        let mut out = Vec::with_capacity(r.0.len());
-        for spec in &r.0 {
-            let mut results = Vec::new();
-            for p in &spec.properties {
-                match p.property {
-                    P::ALL | P::REQUIRED | P::OPTIONAL if self.is_me(spec.object) => {
-                        for prop in self.device.properties() {
-                            let optional = *prop == P::DESCRIPTION;
-                            if (p.property == P::REQUIRED && optional) || (p.property == P::OPTIONAL && !optional) {
-                                continue;
-                            }
-                            results.push(ReadResult {
-                                property: *prop,
-                                array_index: None,
-                                outcome: self.read_one(spec.object, *prop, None),
-                            });
-                        }
-                    }
-                    _ => results.push(ReadResult {
-                        property: p.property,
-                        array_index: p.array_index,
-                        outcome: self.read_one(spec.object, p.property, p.array_index),
-                    }),
-                }
-            }
-            out.push(ReadAccessResult { object: spec.object, results });
+    async fn read_property_multiple(
+        &self,
+        r: ReadPropertyMultipleRequest,
+        max_apdu: usize,
+    ) -> Result<Vec<u8>, Failure> {
+        // Refuse before any work an answer that cannot fit one APDU: every
+        // result takes at least 4 octets (6 with its object's header), and an
+        // ALL/REQUIRED/OPTIONAL at least Object_Identifier, _Name and _Type.
+        let least: usize =
+            r.0.iter()
+                .map(|spec| {
+                    6 + spec
+                        .properties
+                        .iter()
+                        .map(|p| if matches!(p.property, P::ALL | P::REQUIRED | P::OPTIONAL) { 20 } else { 4 })
+                        .sum::<usize>()
+                })
+                .sum();
+        if least + 4 > max_apdu {
+            return Err(Failure::Abort(AbortReason::SEGMENTATION_NOT_SUPPORTED));
         }
-        ReadPropertyMultipleAck(out).to_vec()
+        let mut targets = Vec::new();
+        let mut counts = Vec::with_capacity(r.0.len());
+        for spec in &r.0 {
+            counts.push(spec.properties.len());
+            targets.extend(spec.properties.iter().map(|p| PropertyTarget {
+                object: spec.object,
+                property: p.property,
+                array_index: p.array_index,
+            }));
+        }
+        let mut lists = self.read_targets(&targets).await?.into_iter();
+        let mut results = Vec::with_capacity(r.0.len());
+        for (spec, n) in r.0.iter().zip(counts) {
+            let object = if self.ids.is_device(spec.object) { self.host.id } else { spec.object };
+            let mut access = ReadAccessResult { object, results: Vec::new() };
+            for list in lists.by_ref().take(n) {
+                access.results.extend(list.into_iter().map(|pr| ReadResult {
+                    property: pr.target.property,
+                    array_index: pr.target.array_index,
+                    outcome: pr.outcome,
+                }));
+            }
+            results.push(access);
+        }
+        Ok(ReadPropertyMultipleAck(results).to_vec())
+    }
+
+    fn to_write(&self, object: ObjectIdentifier, p: &bacnet::services::PropertyValue) -> PropertyWrite {
+        PropertyWrite {
+            target: self.ids.inbound_target(PropertyTarget {
+                object,
+                property: p.property,
+                array_index: p.array_index,
+            }),
+            value: p.value.clone(),
+            priority: p.priority,
+        }
+    }
+
+    async fn write_property(&self, r: WritePropertyRequest) -> Result<(), Failure> {
+        let target = self.ids.inbound_target(PropertyTarget {
+            object: r.object,
+            property: r.property,
+            array_index: r.array_index,
+        });
+        if target.object == self.ids.model && HostDevice::owns(r.property) {
+            return Err(Failure::Error(denied()));
+        }
+        let results = self.model.write(vec![PropertyWrite { target, value: r.value, priority: r.priority }]).await?;
+        match results.as_slice() {
+            [Ok(())] => Ok(()),
+            [Err(e)] => Err(Failure::Error(*e)),
+            _ => Err(contract("write-properties answered a different number of writes")),
+        }
+    }
+
+    async fn write_property_multiple(&self, r: WritePropertyMultipleRequest) -> Result<(), Failure> {
+        // Writes are applied in order up to the first failure (Clause 15.10).
+        let mut writes = Vec::new();
+        let mut refs = Vec::new();
+        let mut host_refusal = None;
+        'specs: for spec in &r.0 {
+            for v in &spec.values {
+                let w = self.to_write(spec.object, v);
+                let reference =
+                    ObjectPropertyReference { object: spec.object, property: v.property, array_index: v.array_index };
+                if w.target.object == self.ids.model && HostDevice::owns(v.property) {
+                    host_refusal = Some(reference);
+                    break 'specs;
+                }
+                writes.push(w);
+                refs.push(reference);
+            }
+        }
+        let results = if writes.is_empty() { Vec::new() } else { self.model.write(writes).await? };
+        if results.len() != refs.len() {
+            return Err(contract("write-properties answered a different number of writes"));
+        }
+        if let Some((i, Err(e))) = results.iter().enumerate().find(|(_, r)| r.is_err()) {
+            return Err(Failure::WpmError(WritePropertyMultipleError { error: *e, first_failed: refs[i] }));
+        }
+        match host_refusal {
+            Some(first_failed) => Err(Failure::WpmError(WritePropertyMultipleError { error: denied(), first_failed })),
+            None => Ok(()),
+        }
     }
 }
 

@@ -4,4 +4,5 @@ mod capture;
 mod cli;
 mod interop;
 mod peers;
+mod plugin;
 mod server;

@@ -11,12 +11,20 @@ use bacnet::services::{
     ReadPropertyMultipleRequest, ReadPropertyRequest, ServiceCodec, WhoIs,
 };
 use bacnet::{ObjectIdentifier, ObjectType, Value};
-use trellis::server::{DeviceConfig, Server};
+use trellis::server::{DeviceConfig, DeviceOnlyModel, Server, build};
 
 const INSTANCE: u32 = 1234;
 
-fn server() -> Server {
-    Server::new(DeviceConfig { instance: INSTANCE, name: "dut".into(), ..Default::default() })
+fn server() -> Server<DeviceOnlyModel> {
+    let model = DeviceOnlyModel::new(INSTANCE, "dut");
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(build(model, DeviceConfig::default(), 999)).unwrap()
+}
+
+/// Run the server on one APDU.
+fn handle(apdu: &[u8], broadcast: bool) -> Option<trellis::server::Reply> {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(server().handle(apdu, broadcast))
 }
 
 fn device() -> ObjectIdentifier {
@@ -36,7 +44,7 @@ fn confirmed(service: S, body: &[u8], max_apdu: MaxApdu) -> Vec<u8> {
         body,
     })
     .encode(&mut apdu);
-    server().handle(&apdu, false).expect("a confirmed request is always answered").apdu
+    handle(&apdu, false).expect("a confirmed request is always answered").apdu
 }
 
 fn ack_body(reply: &[u8]) -> Vec<u8> {
@@ -63,6 +71,7 @@ fn the_wildcard_device_instance_reads_this_device() {
     let body = ReadPropertyRequest { object: wildcard, property: P::OBJECT_IDENTIFIER, array_index: None }.to_vec();
     let ack = ReadPropertyAck::decode(&ack_body(&confirmed(S::READ_PROPERTY, &body, MaxApdu::UP_TO_1476))).unwrap();
     assert_eq!(ack.value.as_primitive(), Some(&Value::ObjectIdentifier(device())));
+    assert_eq!(ack.object, device(), "the ACK names the real instance, not the wildcard");
 }
 
 #[test]
@@ -73,6 +82,8 @@ fn object_list_is_an_array_with_its_length_at_index_0() {
         MaxApdu::UP_TO_1476,
     )));
     assert_eq!(len.unwrap().value.as_primitive(), Some(&Value::Unsigned(1)));
+    let reply = confirmed(S::READ_PROPERTY, &rp(P::PROPERTY_LIST, Some(0)), MaxApdu::UP_TO_1476);
+    assert!(ReadPropertyAck::decode(&ack_body(&reply)).is_ok(), "Property_List is an array too");
     let reply = confirmed(S::READ_PROPERTY, &rp(P::OBJECT_LIST, Some(2)), MaxApdu::UP_TO_1476);
     assert_error(&reply, ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX);
     let reply = confirmed(S::READ_PROPERTY, &rp(P::OBJECT_NAME, Some(1)), MaxApdu::UP_TO_1476);
@@ -193,12 +204,12 @@ fn a_segmented_request_is_aborted_and_a_broadcast_confirmed_request_ignored() {
         body: &body,
     })
     .encode(&mut apdu);
-    let reply = server().handle(&apdu, false).unwrap();
+    let reply = handle(&apdu, false).unwrap();
     assert_eq!(
         Apdu::decode(&reply.apdu).unwrap(),
         Apdu::Abort { server: true, invoke_id: 7, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED }
     );
-    assert_eq!(server().handle(&apdu, true), None);
+    assert_eq!(handle(&apdu, true), None);
 }
 
 #[test]
@@ -206,7 +217,7 @@ fn who_is_in_range_gets_i_am_and_out_of_range_gets_silence() {
     let who_is = |range| {
         let mut apdu = Vec::new();
         Apdu::UnconfirmedRequest { service: U::WHO_IS, body: &WhoIs { range }.to_vec() }.encode(&mut apdu);
-        server().handle(&apdu, true)
+        handle(&apdu, true)
     };
     let reply = who_is(Some((1000, 2000))).expect("I-Am");
     assert!(reply.broadcast, "a broadcast Who-Is is answered by a broadcast I-Am");

@@ -11,23 +11,45 @@ pub const DEFAULT_PORT: u16 = 47808;
 pub struct BipConfig {
     /// Unicast bind address and UDP port (port 0 picks a free one).
     pub bind: SocketAddrV4,
-    /// Local broadcast address; `None` derives it from `bind` as a /8 on
-    /// loopback and 255.255.255.255 otherwise.
+    /// Local broadcast address; `None` derives it from `prefix`, or as a /8
+    /// on loopback, or 255.255.255.255 (which Linux does not deliver
+    /// subnet-directed broadcasts to: give a prefix on a real network).
     pub broadcast: Option<Ipv4Addr>,
+    /// The interface's network prefix length, as in `192.168.1.10/24`.
+    pub prefix: Option<u8>,
 }
 
 impl BipConfig {
     /// Bind `ip:port` with the default broadcast address.
     pub fn new(ip: Ipv4Addr, port: u16) -> Self {
-        BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None }
+        BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix: None }
+    }
+
+    /// Parse `IP` or `IP/PREFIX` (the bacpypes3 convention) with `port`.
+    pub fn from_cidr(s: &str, port: u16) -> Result<Self, String> {
+        let (ip, prefix) = match s.split_once('/') {
+            Some((ip, p)) => {
+                let p: u8 =
+                    p.parse().ok().filter(|p| *p <= 32).ok_or_else(|| format!("invalid prefix length in `{s}`"))?;
+                (ip, Some(p))
+            }
+            None => (s, None),
+        };
+        let ip: Ipv4Addr = ip.parse().map_err(|_| format!("invalid IPv4 address `{ip}`"))?;
+        Ok(BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix })
     }
 
     /// The broadcast address in force.
     pub fn broadcast_ip(&self) -> Ipv4Addr {
-        self.broadcast.unwrap_or_else(|| {
-            let ip = *self.bind.ip();
-            if ip.is_loopback() { Ipv4Addr::new(127, 255, 255, 255) } else { Ipv4Addr::BROADCAST }
-        })
+        if let Some(b) = self.broadcast {
+            return b;
+        }
+        let ip = *self.bind.ip();
+        match self.prefix {
+            Some(p) if p < 32 => Ipv4Addr::from(u32::from(ip) | (u32::MAX >> p)),
+            _ if ip.is_loopback() => Ipv4Addr::new(127, 255, 255, 255),
+            _ => Ipv4Addr::BROADCAST,
+        }
     }
 }
 

@@ -73,7 +73,7 @@ impl BipDriver {
                 continue; // our own broadcast, looped back
             }
             let data = if on_broadcast_socket { &bbuf[..n] } else { &ubuf[..n] };
-            if let Some(r) = self.classify(from, data).await
+            if let Some(r) = self.classify(from, data, on_broadcast_socket).await
                 && up.send(r).await.is_err()
             {
                 return;
@@ -81,7 +81,7 @@ impl BipDriver {
         }
     }
 
-    async fn classify(&self, from: SocketAddrV4, data: &[u8]) -> Option<Received> {
+    async fn classify(&self, from: SocketAddrV4, data: &[u8], on_broadcast_socket: bool) -> Option<Received> {
         let msg = match Bvll::decode(data) {
             Ok(m) => m,
             Err(e) => {
@@ -93,7 +93,19 @@ impl BipDriver {
         let (source, npdu, broadcast) = match msg {
             Bvll::OriginalUnicastNpdu(n) => (from, n, false),
             Bvll::OriginalBroadcastNpdu(n) => (from, n, true),
-            Bvll::ForwardedNpdu { original_source, npdu } => (original_source, npdu, true),
+            Bvll::ForwardedNpdu { original_source, npdu } => {
+                // A node that is neither a BBMD nor a registered foreign
+                // device only receives Forwarded-NPDUs as local broadcasts
+                // from its BBMD. A unicast one would let any host put words
+                // in another station's mouth; our own, forwarded back, is an
+                // echo.
+                let can_tell = self.broadcast_rx.is_some();
+                if (can_tell && !on_broadcast_socket) || original_source == self.local {
+                    tracing::debug!(%from, %original_source, "dropped Forwarded-NPDU not received as a local broadcast");
+                    return None;
+                }
+                (original_source, npdu, true)
+            }
             other => {
                 self.answer_bbmd_request(from, &other).await;
                 return None;

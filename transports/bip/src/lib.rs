@@ -38,6 +38,13 @@ pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {
         SocketAddr::V6(_) => unreachable!("bound an IPv4 socket"),
     };
     let broadcast_target = SocketAddrV4::new(config.broadcast_ip(), local.port());
+    if *broadcast_target.ip() == std::net::Ipv4Addr::BROADCAST && !local.ip().is_unspecified() {
+        tracing::warn!(
+            bind = %local,
+            "no network prefix given: broadcasting to 255.255.255.255, and subnet-directed broadcasts \
+             (e.g. Who-Is from other tools) will not be received; bind as IP/PREFIX, e.g. 192.168.1.10/24"
+        );
+    }
     let broadcast_rx = if !local.ip().is_unspecified() && *broadcast_target.ip() != *local.ip() {
         Some(open_socket(broadcast_target, true).map_err(|source| BindError::new(broadcast_target, source))?)
     } else {

@@ -70,7 +70,9 @@ async fn forwarded_npdu_reports_the_original_source() {
     let origin = SocketAddrV4::new(Ipv4Addr::new(127, 0, 99, 9), 47808);
     let mut frame = Vec::new();
     Bvll::ForwardedNpdu { original_source: origin, npdu: &[0x01, 0x00] }.encode(&mut frame).unwrap();
-    bbmd.send_to(&frame, me.local_addr()).await.unwrap();
+    // A BBMD delivers Forwarded-NPDUs to its local network as broadcasts.
+    bbmd.set_broadcast(true).unwrap();
+    bbmd.send_to(&frame, me.broadcast_addr()).await.unwrap();
     let got = recv(&mut rx).await;
     assert_eq!((got.source, got.broadcast), (origin, true));
 }
@@ -101,4 +103,34 @@ async fn a_taken_port_is_a_clear_error() {
     let err = bind(&BipConfig::new(Ipv4Addr::new(127, 0, 77, 9), first.local_addr().port())).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("127.0.77.9") && msg.contains("already in use"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_unicast_forwarded_npdu_is_not_trusted() {
+    let (me, driver) = bind(&config(10)).unwrap();
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(driver.run(tx));
+    let liar = UdpSocket::bind("127.0.77.11:0").await.unwrap();
+    let mut frame = Vec::new();
+    let victim = SocketAddrV4::new(Ipv4Addr::new(127, 0, 99, 1), 47808);
+    Bvll::ForwardedNpdu { original_source: victim, npdu: &[0x01, 0x00] }.encode(&mut frame).unwrap();
+    liar.send_to(&frame, me.local_addr()).await.unwrap();
+    let mut plain = Vec::new();
+    Bvll::OriginalUnicastNpdu(&[0x01, 0x00, 0x10, 0x09]).encode(&mut plain).unwrap();
+    liar.send_to(&plain, me.local_addr()).await.unwrap();
+    let got = recv(&mut rx).await;
+    assert_eq!(
+        got.source,
+        liar.local_addr().unwrap().to_string().parse::<SocketAddrV4>().unwrap(),
+        "the forged one was dropped"
+    );
+}
+
+#[test]
+fn a_network_prefix_gives_the_subnet_directed_broadcast() {
+    let c = BipConfig::from_cidr("192.168.1.10/24", 47808).unwrap();
+    assert_eq!(c.broadcast_ip(), Ipv4Addr::new(192, 168, 1, 255));
+    assert_eq!(BipConfig::from_cidr("127.0.0.1/8", 0).unwrap().broadcast_ip(), Ipv4Addr::new(127, 255, 255, 255));
+    assert_eq!(BipConfig::from_cidr("127.0.0.1", 0).unwrap().broadcast_ip(), Ipv4Addr::new(127, 255, 255, 255));
+    assert!(BipConfig::from_cidr("10.0.0.1/33", 0).is_err());
 }

@@ -1,0 +1,163 @@
+//! The Trellis guest SDK: what an object-model plugin is written against.
+//!
+//! A plugin is a WebAssembly component (`wasm32-wasip2`) exporting
+//! `trellis:bacnet/object-model@0.1.0`. The host owns the network, the Device
+//! object's protocol properties and every timer; the plugin owns its objects.
+//! This crate lets the plugin be only what is special about its device:
+//!
+//! - [`Store`]: the objects, with ASHRAE 135's property semantics already in
+//!   place — Device, Analog/Binary/Multi-state Input/Output/Value, priority
+//!   arrays and Relinquish_Default for commandable objects, Status_Flags,
+//!   Out_Of_Service, Reliability, Units, COV_Increment, Property_List, the
+//!   array rules, ALL/REQUIRED/OPTIONAL expansion, and every Error the
+//!   standard names for a refused read or write.
+//! - [`ObjectModel`]: the trait a plugin implements (build objects from its
+//!   configuration, move values in [`ObjectModel::tick`], optionally
+//!   intercept reads and writes), and [`register_plugin!`], which exports it.
+//! - [`value`]: typed helpers over the `bacnet` core's [`AnyValue`] and
+//!   [`Value`], and the conversion to and from the interface's flat `value`.
+//! - [`host`]: the host's imports (log, clock).
+//!
+//! Everything runs natively too (host imports fall back to stderr and the
+//! system clock), so a model's logic is unit-tested with `cargo test`.
+//!
+//! The guide with a complete example is this crate's README.
+
+extern crate self as trellis_guest_sdk;
+
+pub mod host;
+mod model;
+mod runtime;
+mod state;
+pub mod store;
+mod time;
+pub mod value;
+
+pub use bacnet;
+pub use bacnet::services::BacnetError;
+pub use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
+pub use model::{Config, ObjectModel, PluginInfo, PropertyRef, Write};
+pub use store::{Device, ObjectSpec, PresentValue, Store, StoreError};
+pub use time::DateTime;
+
+/// The BACnet Errors the object store answers with, by the standard's names.
+pub mod errors {
+    use bacnet::services::BacnetError;
+    use bacnet::{ErrorClass, ErrorCode};
+
+    const fn e(class: ErrorClass, code: ErrorCode) -> BacnetError {
+        BacnetError { class, code }
+    }
+
+    /// object / unknown-object.
+    pub const UNKNOWN_OBJECT: BacnetError = e(ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT);
+    /// property / unknown-property.
+    pub const UNKNOWN_PROPERTY: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY);
+    /// property / invalid-array-index.
+    pub const INVALID_ARRAY_INDEX: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX);
+    /// property / property-is-not-an-array.
+    pub const PROPERTY_IS_NOT_AN_ARRAY: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY);
+    /// property / write-access-denied.
+    pub const WRITE_ACCESS_DENIED: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED);
+    /// property / invalid-data-type.
+    pub const INVALID_DATA_TYPE: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::INVALID_DATA_TYPE);
+    /// property / value-out-of-range.
+    pub const VALUE_OUT_OF_RANGE: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE);
+    /// property / duplicate-name (Object_Name must be unique in the device).
+    pub const DUPLICATE_NAME: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::DUPLICATE_NAME);
+    /// property / character-set-not-supported.
+    pub const CHARACTER_SET_NOT_SUPPORTED: BacnetError =
+        e(ErrorClass::PROPERTY, ErrorCode::CHARACTER_SET_NOT_SUPPORTED);
+    /// services / other: the answer for the writes of a WritePropertyMultiple
+    /// after the first failure, which are not attempted.
+    pub const NOT_ATTEMPTED: BacnetError = e(ErrorClass::SERVICES, ErrorCode::OTHER);
+}
+
+/// Export an [`ObjectModel`] as this component's `object-model`.
+///
+/// Use it once, at the crate root of a `cdylib` built for `wasm32-wasip2`:
+///
+/// ```ignore
+/// struct Boiler { /* … */ }
+/// impl trellis_guest_sdk::ObjectModel for Boiler { /* … */ }
+/// trellis_guest_sdk::register_plugin!(Boiler);
+/// ```
+///
+/// The model is built lazily, by the first call after `describe`, with
+/// [`Config::data_dir`]; if [`ObjectModel::new`] fails the error is logged
+/// and the call traps, so the host restarts (and eventually disables) the
+/// plugin rather than serve a half-built device.
+#[macro_export]
+macro_rules! register_plugin {
+    ($model:ty) => {
+        #[allow(unsafe_code)]
+        const _: () = {
+            ::std::thread_local! {
+                static RUNTIME: $crate::__private::Slot<$model> = const { $crate::__private::Slot::new() };
+            }
+
+            struct TrellisObjectModelExport;
+
+            impl $crate::__private::Guest for TrellisObjectModelExport {
+                fn describe() -> $crate::__private::wit::PluginInfo {
+                    $crate::__private::describe::<$model>()
+                }
+                fn objects() -> ::std::vec::Vec<$crate::__private::wit::ObjectInfo> {
+                    RUNTIME.with(|slot| slot.objects())
+                }
+                fn read_properties(
+                    refs: ::std::vec::Vec<$crate::__private::wit::PropertyRef>,
+                ) -> ::std::vec::Vec<::std::vec::Vec<$crate::__private::wit::ReadResult>> {
+                    RUNTIME.with(|slot| slot.read_properties(refs))
+                }
+                fn write_properties(
+                    writes: ::std::vec::Vec<$crate::__private::wit::WriteRequest>,
+                ) -> ::std::vec::Vec<::core::result::Result<(), $crate::__private::wit::BacnetError>> {
+                    RUNTIME.with(|slot| slot.write_properties(writes))
+                }
+                fn tick(now: $crate::__private::wit::Datetime) {
+                    RUNTIME.with(|slot| slot.tick(now))
+                }
+                fn export_state() -> ::std::vec::Vec<u8> {
+                    RUNTIME.with(|slot| slot.export_state())
+                }
+                fn import_state(state: ::std::vec::Vec<u8>) -> ::core::result::Result<(), ::std::string::String> {
+                    RUNTIME.with(|slot| slot.import_state(state))
+                }
+            }
+
+            $crate::__private::bindings::export!(
+                TrellisObjectModelExport with_types_in $crate::__private::bindings
+            );
+        };
+    };
+}
+
+/// What `register_plugin!` expands to needs; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.1.0`.
+    /// Only `runtime` and `value::wit` (and `register_plugin!`) use them.
+    #[allow(unsafe_code, missing_docs, dead_code, clippy::all)]
+    pub mod bindings {
+        wit_bindgen::generate!({
+            path: "../wit/bacnet",
+            world: "object-model-plugin",
+            pub_export_macro: true,
+            export_macro_name: "export",
+            default_bindings_module: "::trellis_guest_sdk::__private::bindings",
+            runtime_path: "::trellis_guest_sdk::__private::wit_bindgen::rt",
+        });
+    }
+
+    pub use crate::runtime::{Slot, describe};
+    pub use bindings::exports::trellis::bacnet::object_model::Guest;
+    pub use wit_bindgen;
+
+    /// The interface's types, as `register_plugin!` names them.
+    pub mod wit {
+        pub use super::bindings::trellis::bacnet::types::{
+            BacnetError, Datetime, ObjectInfo, PluginInfo, PropertyRef, ReadResult, WriteRequest,
+        };
+    }
+}

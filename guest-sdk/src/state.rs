@@ -1,0 +1,245 @@
+//! The state a model hands across a hot swap or a restart (`export-state`
+//! → `import-state`).
+//!
+//! Format, version 1: the magic `TRST`, a version octet, then BACnet
+//! encoding (Clause 20.2) — self-describing, bounded to decode, and already
+//! in the core:
+//!
+//! ```text
+//! state   ::= "TRST" 0x01 record*
+//! record  ::= [0] { ObjectIdentifier (Unsigned property-id, [1] { value })* }   -- one object
+//!           | [2] { OctetString }                                             -- the model's own bytes
+//! ```
+//!
+//! Per object: Present_Value of a non-commandable object, Priority_Array of a
+//! commandable one (16 elements, Null = empty), Out_Of_Service, and those of
+//! Object_Name, Description, Location and COV_Increment that a client wrote
+//! (so configuration changes in a new version still take effect for the
+//! rest). Import skips what the new version does not have: unknown records,
+//! objects, properties, and values that no longer fit (a state beyond
+//! Number_Of_States, a datatype that changed). A higher version, or bytes
+//! that are not a state, are an error and leave the store untouched.
+
+use crate::store::{Class, Object, PresentValue, Store};
+use bacnet::codec::Reader;
+use bacnet::{AnyValue, Element, ObjectIdentifier, PropertyIdentifier as P, Value};
+
+const MAGIC: &[u8; 4] = b"TRST";
+const VERSION: u8 = 1;
+const OBJECT: u8 = 0;
+const PROPERTY_VALUE: u8 = 1;
+const MODEL: u8 = 2;
+
+/// Encode the store's state and the model's own bytes.
+pub(crate) fn export(store: &Store, model: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    let device = store.device();
+    let w = store.device_written;
+    let mut props: Vec<(P, AnyValue)> = Vec::new();
+    if w.name {
+        props.push((P::OBJECT_NAME, crate::value::text(&device.name).into()));
+    }
+    if w.description {
+        props.push((P::DESCRIPTION, crate::value::text(&device.description).into()));
+    }
+    if w.location {
+        props.push((P::LOCATION, crate::value::text(&device.location).into()));
+    }
+    object_record(&mut body, device.id(), &props);
+    for o in store.objects.values() {
+        object_record(&mut body, o.id, &object_props(o));
+    }
+    body.push(Element::Constructed {
+        tag: MODEL,
+        elements: vec![Element::Application(Value::OctetString(model.to_vec()))],
+    });
+    let mut out = Vec::with_capacity(64 + 16 * body.len());
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION);
+    AnyValue(body).encode(&mut out);
+    out
+}
+
+fn object_props(o: &Object) -> Vec<(P, AnyValue)> {
+    let mut props = Vec::new();
+    if o.written.name {
+        props.push((P::OBJECT_NAME, crate::value::text(&o.name).into()));
+    }
+    if o.written.description {
+        props.push((P::DESCRIPTION, crate::value::text(&o.description).into()));
+    }
+    if let (true, Class::Analog { cov_increment, .. }) = (o.written.cov_increment, &o.class) {
+        props.push((P::COV_INCREMENT, Value::Real(*cov_increment).into()));
+    }
+    props.push((P::OUT_OF_SERVICE, Value::Boolean(o.out_of_service).into()));
+    match &o.command {
+        Some(c) => props.push((
+            P::PRIORITY_ARRAY,
+            crate::value::array(c.slots.iter().map(|s| s.map(|v| v.to_value()).unwrap_or(Value::Null))),
+        )),
+        None => props.push((P::PRESENT_VALUE, o.value.to_value().into())),
+    }
+    props
+}
+
+fn object_record(body: &mut Vec<Element>, id: ObjectIdentifier, props: &[(P, AnyValue)]) {
+    let mut elements = vec![Element::Application(Value::ObjectIdentifier(id))];
+    for (p, v) in props {
+        elements.push(Element::Application(Value::Unsigned(p.0 as u64)));
+        elements.push(Element::Constructed { tag: PROPERTY_VALUE, elements: v.0.clone() });
+    }
+    body.push(Element::Constructed { tag: OBJECT, elements });
+}
+
+/// A decoded state: per object its properties, and the model's bytes.
+pub(crate) struct State {
+    objects: Vec<(ObjectIdentifier, Vec<(P, AnyValue)>)>,
+    pub(crate) model: Vec<u8>,
+}
+
+/// Decode a state without applying it.
+pub(crate) fn decode(bytes: &[u8]) -> Result<State, String> {
+    let mut r = Reader::new(bytes);
+    let magic = r.take(4, "magic").map_err(|_| not_a_state())?;
+    if magic != MAGIC {
+        return Err(not_a_state());
+    }
+    let version = r.u8("version").map_err(|_| not_a_state())?;
+    if version > VERSION {
+        return Err(format!("state version {version} is newer than this plugin reads (up to {VERSION})"));
+    }
+    let body = AnyValue::from_bytes(r.rest()).map_err(|e| format!("state does not decode: {e}"))?;
+    let mut state = State { objects: Vec::new(), model: Vec::new() };
+    for e in body.0 {
+        match e {
+            Element::Constructed { tag: OBJECT, elements } => state.objects.push(decode_object(elements)?),
+            Element::Constructed { tag: MODEL, elements } => match elements.as_slice() {
+                [Element::Application(Value::OctetString(b))] => state.model = b.clone(),
+                _ => return Err("state: the model record is not one OctetString".into()),
+            },
+            // Records a later version 1 writer added: skip.
+            _ => {}
+        }
+    }
+    Ok(state)
+}
+
+fn not_a_state() -> String {
+    "not a Trellis object-model state (it must start with \"TRST\" and a version octet)".into()
+}
+
+fn decode_object(elements: Vec<Element>) -> Result<(ObjectIdentifier, Vec<(P, AnyValue)>), String> {
+    let mut it = elements.into_iter();
+    let Some(Element::Application(Value::ObjectIdentifier(id))) = it.next() else {
+        return Err("state: an object record does not start with its identifier".into());
+    };
+    let mut props = Vec::new();
+    while let Some(e) = it.next() {
+        let (Element::Application(Value::Unsigned(p)), Some(Element::Constructed { tag: PROPERTY_VALUE, elements })) =
+            (e, it.next())
+        else {
+            return Err(format!("state: a property of {id} is not a property-id and a value"));
+        };
+        let p = u32::try_from(p).map_err(|_| format!("state: property {p} of {id} is out of range"))?;
+        props.push((P(p), AnyValue(elements)));
+    }
+    Ok((id, props))
+}
+
+/// Apply a decoded state to the store: what fits is restored, the rest is
+/// skipped. Pending changes are settled (the host saw these values from the
+/// instance that exported them).
+pub(crate) fn apply(store: &mut Store, state: &State) {
+    for (id, props) in &state.objects {
+        // Out_Of_Service first: it decides whether a Present_Value sticks.
+        for (p, v) in props.iter().filter(|(p, _)| *p == P::OUT_OF_SERVICE) {
+            restore(store, *id, *p, v);
+        }
+        for (p, v) in props.iter().filter(|(p, _)| *p != P::OUT_OF_SERVICE) {
+            restore(store, *id, *p, v);
+        }
+    }
+    store.settle();
+}
+
+fn restore(store: &mut Store, id: ObjectIdentifier, p: P, v: &AnyValue) {
+    let text = || match v.as_primitive() {
+        Some(Value::CharacterString(s)) => crate::value::decode_text(s),
+        _ => None,
+    };
+    if id == store.device_id() {
+        let Some(t) = text() else { return };
+        match p {
+            P::OBJECT_NAME => {
+                if store.rename(id, t) {
+                    store.device_written.name = true;
+                }
+            }
+            P::DESCRIPTION => {
+                store.device.description = t;
+                store.device_written.description = true;
+            }
+            P::LOCATION => {
+                store.device.location = t;
+                store.device_written.location = true;
+            }
+            _ => {}
+        }
+        return;
+    }
+    if p == P::OBJECT_NAME {
+        if let Some(t) = text()
+            && store.rename(id, t)
+            && let Some(o) = store.objects.get_mut(&id)
+        {
+            o.written.name = true;
+        }
+        return;
+    }
+    let Some(o) = store.objects.get_mut(&id) else { return };
+    match (p, v.as_primitive()) {
+        (P::DESCRIPTION, _) => {
+            if let Some(t) = text() {
+                o.description = t;
+                o.written.description = true;
+            }
+        }
+        (P::OUT_OF_SERVICE, Some(Value::Boolean(b))) => o.out_of_service = *b,
+        (P::COV_INCREMENT, Some(Value::Real(x))) if x.is_finite() && *x >= 0.0 => {
+            if let Class::Analog { cov_increment, .. } = &mut o.class {
+                *cov_increment = *x;
+                o.written.cov_increment = true;
+            }
+        }
+        (P::PRESENT_VALUE, Some(pv)) if o.command.is_none() => {
+            if let Some(pv) = present_value(o, pv) {
+                o.value = pv;
+            }
+        }
+        (P::PRIORITY_ARRAY, _) => {
+            let slots: Vec<Option<PresentValue>> =
+                v.0.iter()
+                    .map(|e| match e {
+                        Element::Application(Value::Null) => None,
+                        Element::Application(x) => present_value(o, x),
+                        _ => None,
+                    })
+                    .collect();
+            if let (Some(c), 16) = (o.command.as_mut(), slots.len()) {
+                c.slots.copy_from_slice(&slots);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn present_value(o: &Object, v: &Value) -> Option<PresentValue> {
+    let pv = match v {
+        Value::Real(x) => PresentValue::Analog(*x),
+        Value::Enumerated(0) => PresentValue::Binary(false),
+        Value::Enumerated(1) => PresentValue::Binary(true),
+        Value::Unsigned(n) => PresentValue::MultiState(u32::try_from(*n).ok()?),
+        _ => return None,
+    };
+    o.check_value(pv).ok().map(|()| pv)
+}

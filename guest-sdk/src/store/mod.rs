@@ -1,0 +1,461 @@
+//! The in-guest object store: a device's objects with ASHRAE 135's property
+//! semantics.
+//!
+//! Two sides use it. The model, through the methods here ([`Store::add`],
+//! [`Store::update`], [`Store::command`], …), which are typed and answer
+//! [`StoreError`] for programming mistakes. And BACnet clients, through
+//! [`Store::read`] and [`Store::write`] (the runtime calls them for the
+//! host), which follow the standard and answer [`BacnetError`]s:
+//!
+//! | request | answer |
+//! |---|---|
+//! | an object the device does not have | object / unknown-object |
+//! | a property the object does not have | property / unknown-property |
+//! | an array index on a property that is not a BACnetARRAY | property / property-is-not-an-array |
+//! | index 0 of an array | its length (Unsigned) |
+//! | an index past the end | property / invalid-array-index |
+//! | ALL (8), REQUIRED (105), OPTIONAL (80) | one result per property, in Property_List order after Object_Identifier, Object_Name, Object_Type |
+//! | write Present_Value of an input in service | property / write-access-denied |
+//! | write of the wrong datatype | property / invalid-data-type |
+//! | a state outside 1..=Number_Of_States, a priority outside 1..=16 | property / value-out-of-range |
+//! | a command at priority 6 (reserved for Minimum On/Off, Clause 19.2.3) | property / write-access-denied |
+//! | a name another object has | property / duplicate-name |
+//! | any other property | property / write-access-denied |
+//!
+//! Changes of Present_Value and Status_Flags are recorded and handed to the
+//! host once per call ([`Store::take_changes`]); an analog Present_Value
+//! counts as changed when it moved by COV_Increment or more since it was
+//! last reported.
+
+mod object;
+mod props;
+mod write;
+
+pub(crate) use object::{Class, Command, Kind, Object, Role, Written};
+pub use object::{Device, ObjectSpec, PresentValue, StoreError};
+
+use crate::DateTime;
+use bacnet::{EventState, ObjectIdentifier, ObjectType, Reliability};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A device's objects. See the [module documentation](self) for the rules.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) device: Device,
+    pub(crate) device_written: Written,
+    pub(crate) objects: BTreeMap<ObjectIdentifier, Object>,
+    /// Object_Name → point object, for uniqueness checks and `find`.
+    names: BTreeMap<String, ObjectIdentifier>,
+    dirty: BTreeSet<ObjectIdentifier>,
+    objects_changed: bool,
+    clock: Option<fn() -> DateTime>,
+    now: DateTime,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
+}
+
+impl Store {
+    /// An empty store with the default [`Device`].
+    pub fn new() -> Self {
+        Store {
+            device: Device::default(),
+            device_written: Written::default(),
+            objects: BTreeMap::new(),
+            names: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            objects_changed: false,
+            clock: None,
+            now: DateTime::default(),
+        }
+    }
+
+    // ---- time ----
+
+    /// Read the time from `clock` (Local_Date, Local_Time). The runtime sets
+    /// the host's clock; without one the store uses the last tick's time.
+    pub fn set_clock(&mut self, clock: fn() -> DateTime) {
+        self.clock = Some(clock);
+    }
+
+    /// The current time: the clock's, or the last tick's.
+    pub fn now(&self) -> DateTime {
+        self.clock.map(|c| c()).unwrap_or(self.now)
+    }
+
+    pub(crate) fn set_tick_time(&mut self, now: DateTime) {
+        self.now = now;
+    }
+
+    // ---- the Device object ----
+
+    /// The Device object.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The Device object's identifier.
+    pub fn device_id(&self) -> ObjectIdentifier {
+        self.device.id()
+    }
+
+    /// Replace the Device object's properties.
+    pub fn set_device(&mut self, device: Device) -> Result<(), StoreError> {
+        check_instance(device.instance)?;
+        if device.name.is_empty() {
+            return Err(StoreError::EmptyName);
+        }
+        if self.names.contains_key(&device.name) {
+            return Err(StoreError::DuplicateName(device.name));
+        }
+        self.device = device;
+        self.objects_changed = true;
+        Ok(())
+    }
+
+    // ---- objects ----
+
+    /// Create an object.
+    pub fn add(&mut self, spec: ObjectSpec) -> Result<ObjectIdentifier, StoreError> {
+        let id = spec.id();
+        let (role, kind) =
+            object::classify(spec.object_type).ok_or(StoreError::UnsupportedObjectType(spec.object_type))?;
+        check_instance(spec.instance)?;
+        if self.objects.contains_key(&id) {
+            return Err(StoreError::DuplicateObject(id));
+        }
+        if spec.name.is_empty() {
+            return Err(StoreError::EmptyName);
+        }
+        if self.find(&spec.name).is_some() {
+            return Err(StoreError::DuplicateName(spec.name));
+        }
+        if role == Role::Input && spec.commandable {
+            return Err(StoreError::InputNotCommandable(id));
+        }
+        let class = match kind {
+            Kind::Analog => {
+                if !(spec.cov_increment.is_finite() && spec.cov_increment >= 0.0) {
+                    return Err(StoreError::OutOfRange { object: id });
+                }
+                Class::Analog { units: spec.units, cov_increment: spec.cov_increment }
+            }
+            Kind::Binary => Class::Binary {
+                active_text: spec.active_text,
+                inactive_text: spec.inactive_text,
+                polarity: (role != Role::Value).then_some(spec.polarity),
+            },
+            Kind::MultiState => {
+                if spec.states.is_empty() {
+                    return Err(StoreError::NoStates(id));
+                }
+                Class::MultiState { states: spec.states }
+            }
+        };
+        let default = match kind {
+            Kind::Analog => PresentValue::Analog(0.0),
+            Kind::Binary => PresentValue::Binary(false),
+            Kind::MultiState => PresentValue::MultiState(1),
+        };
+        let mut object = Object {
+            id,
+            name: spec.name,
+            description: spec.description,
+            role,
+            class,
+            value: default,
+            command: None,
+            event_state: EventState::NORMAL,
+            reliability: spec.reliability,
+            out_of_service: spec.out_of_service,
+            overridden: false,
+            written: Written::default(),
+            reported: (default, [false; 4]),
+        };
+        let value = spec.value.map(|v| object.coerce(v)).transpose()?;
+        let relinquish = spec.relinquish_default.map(|v| object.coerce(v)).transpose()?;
+        if spec.commandable {
+            let relinquish_default = relinquish.or(value).unwrap_or(default);
+            object.command = Some(Command { slots: [None; 16], relinquish_default });
+        } else if let Some(v) = value {
+            object.value = v;
+        }
+        object.reported = (object.present_value(), object.status_flags());
+        self.names.insert(object.name.clone(), id);
+        self.objects.insert(id, object);
+        self.objects_changed = true;
+        Ok(id)
+    }
+
+    /// Delete an object; false when there was none.
+    pub fn remove(&mut self, id: ObjectIdentifier) -> bool {
+        let removed = self.objects.remove(&id).inspect(|o| {
+            self.names.remove(&o.name);
+        });
+        let removed = removed.is_some();
+        self.dirty.remove(&id);
+        self.objects_changed |= removed;
+        removed
+    }
+
+    /// True when the device has this object (the Device object included).
+    pub fn contains(&self, id: ObjectIdentifier) -> bool {
+        id == self.device.id() || self.objects.contains_key(&id)
+    }
+
+    /// The point objects' identifiers, in (type, instance) order.
+    pub fn ids(&self) -> impl Iterator<Item = ObjectIdentifier> + '_ {
+        self.objects.keys().copied()
+    }
+
+    /// Number of point objects (the Device object not counted).
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when there are no point objects.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// The object named `name` (the Device object included).
+    pub fn find(&self, name: &str) -> Option<ObjectIdentifier> {
+        if self.device.name == name {
+            return Some(self.device.id());
+        }
+        self.names.get(name).copied()
+    }
+
+    /// Give an object (the Device object included) a new Object_Name; false
+    /// when another object has it or it is empty.
+    pub(crate) fn rename(&mut self, id: ObjectIdentifier, name: String) -> bool {
+        if name.is_empty() || self.find(&name).is_some_and(|other| other != id) {
+            return false;
+        }
+        if id == self.device.id() {
+            self.device.name = name;
+        } else {
+            let Some(o) = self.objects.get_mut(&id) else { return false };
+            self.names.remove(&o.name);
+            self.names.insert(name.clone(), id);
+            o.name = name;
+        }
+        self.objects_changed = true;
+        true
+    }
+
+    /// Object_Name of an object (the Device object included).
+    pub fn name(&self, id: ObjectIdentifier) -> Option<&str> {
+        if id == self.device.id() {
+            return Some(&self.device.name);
+        }
+        self.objects.get(&id).map(|o| o.name.as_str())
+    }
+
+    // ---- values, for the model ----
+
+    /// Present_Value of a point object.
+    pub fn present_value(&self, id: ObjectIdentifier) -> Option<PresentValue> {
+        self.objects.get(&id).map(Object::present_value)
+    }
+
+    /// Present_Value of an analog object.
+    pub fn analog(&self, id: ObjectIdentifier) -> Option<f32> {
+        match self.present_value(id)? {
+            PresentValue::Analog(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// Present_Value of a binary object (`true` = active).
+    pub fn binary(&self, id: ObjectIdentifier) -> Option<bool> {
+        match self.present_value(id)? {
+            PresentValue::Binary(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Present_Value of a multi-state object.
+    pub fn multi_state(&self, id: ObjectIdentifier) -> Option<u32> {
+        match self.present_value(id)? {
+            PresentValue::MultiState(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Out_Of_Service of a point object.
+    pub fn out_of_service(&self, id: ObjectIdentifier) -> Option<bool> {
+        self.objects.get(&id).map(|o| o.out_of_service)
+    }
+
+    /// True for an object with a Priority_Array.
+    pub fn is_commandable(&self, id: ObjectIdentifier) -> bool {
+        self.objects.get(&id).is_some_and(|o| o.command.is_some())
+    }
+
+    /// The priority (1..=16) of the command in effect on a commandable
+    /// object, `None` when Relinquish_Default is in effect or the object is
+    /// not commandable.
+    pub fn command_priority(&self, id: ObjectIdentifier) -> Option<u8> {
+        self.objects.get(&id)?.command.as_ref()?.active().map(|(p, _)| p)
+    }
+
+    /// The model's value for an input or a non-commandable Value object.
+    /// While the object is out of service its Present_Value is decoupled
+    /// from the model (Clause 12): the update is ignored and `Ok(false)`
+    /// returned.
+    pub fn update(&mut self, id: ObjectIdentifier, value: impl Into<PresentValue>) -> Result<bool, StoreError> {
+        let o = self.objects.get_mut(&id).ok_or(StoreError::UnknownObject(id))?;
+        if o.command.is_some() {
+            return Err(StoreError::Commandable(id));
+        }
+        let v = o.coerce(value.into())?;
+        if o.out_of_service {
+            return Ok(false);
+        }
+        o.value = v;
+        self.dirty.insert(id);
+        Ok(true)
+    }
+
+    /// Command a commandable object at `priority` (1..=16) as a program in
+    /// the device would; `None` relinquishes. (Priority 6 is accepted here:
+    /// a model implementing Minimum On/Off time is the one that may use it.)
+    pub fn command(
+        &mut self,
+        id: ObjectIdentifier,
+        priority: u8,
+        value: Option<PresentValue>,
+    ) -> Result<(), StoreError> {
+        let o = self.objects.get_mut(&id).ok_or(StoreError::UnknownObject(id))?;
+        if !(1..=16).contains(&priority) {
+            return Err(StoreError::InvalidPriority(priority));
+        }
+        let value = value.map(|v| o.coerce(v)).transpose()?;
+        let c = o.command.as_mut().ok_or(StoreError::NotCommandable(id))?;
+        c.slots[priority as usize - 1] = value;
+        self.dirty.insert(id);
+        Ok(())
+    }
+
+    /// Set Reliability (FAULT in Status_Flags follows it).
+    pub fn set_reliability(&mut self, id: ObjectIdentifier, reliability: Reliability) -> Result<(), StoreError> {
+        self.with_object(id, |o| o.reliability = reliability)
+    }
+
+    /// Set Event_State (IN_ALARM in Status_Flags follows it).
+    pub fn set_event_state(&mut self, id: ObjectIdentifier, state: EventState) -> Result<(), StoreError> {
+        self.with_object(id, |o| o.event_state = state)
+    }
+
+    /// Set the OVERRIDDEN flag of Status_Flags (a local override of the
+    /// point, e.g. a hand switch).
+    pub fn set_overridden(&mut self, id: ObjectIdentifier, overridden: bool) -> Result<(), StoreError> {
+        self.with_object(id, |o| o.overridden = overridden)
+    }
+
+    /// Set Out_Of_Service.
+    pub fn set_out_of_service(&mut self, id: ObjectIdentifier, oos: bool) -> Result<(), StoreError> {
+        self.with_object(id, |o| o.out_of_service = oos)
+    }
+
+    /// Set Description.
+    pub fn set_description(&mut self, id: ObjectIdentifier, text: &str) -> Result<(), StoreError> {
+        if id == self.device.id() {
+            self.device.description = text.into();
+            return Ok(());
+        }
+        self.with_object(id, |o| o.description = text.into())
+    }
+
+    fn with_object(&mut self, id: ObjectIdentifier, f: impl FnOnce(&mut Object)) -> Result<(), StoreError> {
+        let o = self.objects.get_mut(&id).ok_or(StoreError::UnknownObject(id))?;
+        f(o);
+        self.dirty.insert(id);
+        Ok(())
+    }
+
+    pub(crate) fn mark_dirty(&mut self, id: ObjectIdentifier) {
+        self.dirty.insert(id);
+    }
+
+    // ---- change reporting ----
+
+    /// The objects whose Present_Value or Status_Flags changed since the last
+    /// call, for the host's `values-changed` (the runtime calls this after
+    /// every export that may change values). An analog Present_Value counts
+    /// when it moved by at least COV_Increment since it was last reported.
+    pub fn take_changes(&mut self) -> Vec<ObjectIdentifier> {
+        let mut out = Vec::new();
+        for id in core::mem::take(&mut self.dirty) {
+            let Some(o) = self.objects.get_mut(&id) else { continue };
+            let now = (o.present_value(), o.status_flags());
+            let moved = match (&o.class, now.0, o.reported.0) {
+                (Class::Analog { cov_increment, .. }, PresentValue::Analog(a), PresentValue::Analog(b)) => {
+                    let d = (a - b).abs();
+                    if *cov_increment > 0.0 { d >= *cov_increment } else { a != b }
+                }
+                _ => now.0 != o.reported.0,
+            };
+            if moved || now.1 != o.reported.1 {
+                o.reported = now;
+                out.push(id);
+            }
+        }
+        out
+    }
+
+    /// True once after objects were created, deleted or renamed (the host
+    /// then calls `objects` again and bumps Database_Revision).
+    pub fn take_objects_changed(&mut self) -> bool {
+        core::mem::take(&mut self.objects_changed)
+    }
+
+    /// Forget pending changes and take the current values as reported (after
+    /// `import-state`: the host saw these values from the old instance).
+    pub(crate) fn settle(&mut self) {
+        self.dirty.clear();
+        for o in self.objects.values_mut() {
+            o.reported = (o.present_value(), o.status_flags());
+        }
+    }
+
+    /// Every object, the Device object first, with its name.
+    pub fn object_names(&self) -> impl Iterator<Item = (ObjectIdentifier, &str)> + '_ {
+        core::iter::once((self.device.id(), self.device.name.as_str()))
+            .chain(self.objects.values().map(|o| (o.id, o.name.as_str())))
+    }
+}
+
+impl Object {
+    /// `v` as this object's Present_Value datatype; an integer is accepted
+    /// for an analog object.
+    fn coerce(&self, v: PresentValue) -> Result<PresentValue, StoreError> {
+        let v = match (&self.class, v) {
+            (Class::Analog { .. }, PresentValue::MultiState(n)) => PresentValue::Analog(n as f32),
+            _ => v,
+        };
+        match self.check_value(v) {
+            Ok(()) => Ok(v),
+            Err(object::ValueProblem::WrongDatatype) => {
+                Err(StoreError::WrongDatatype { object: self.id, expected: self.expected_datatype() })
+            }
+            Err(object::ValueProblem::OutOfRange) => Err(StoreError::OutOfRange { object: self.id }),
+        }
+    }
+}
+
+fn check_instance(instance: u32) -> Result<(), StoreError> {
+    if instance >= ObjectIdentifier::MAX_INSTANCE {
+        return Err(StoreError::InvalidInstance(instance));
+    }
+    Ok(())
+}
+
+/// True for the object types the store implements (besides Device).
+pub fn is_supported(object_type: ObjectType) -> bool {
+    object::classify(object_type).is_some()
+}

@@ -1,0 +1,241 @@
+//! Which properties each object has (Clause 12's tables, as this store
+//! implements them) and what they read as.
+//!
+//! The order of each table is the object's Property_List order; ALL, REQUIRED
+//! and OPTIONAL expand in it, after Object_Identifier, Object_Name and
+//! Object_Type, with Property_List last. Property_List itself lists neither
+//! those three nor itself (Clause 12.1.1.4.1).
+//!
+//! "Required" follows the tables for Protocol_Revision 22, with two
+//! conditional properties counted as required because this gateway meets
+//! their condition: COV_Increment (the device supports COV reporting) and
+//! Priority_Array, Relinquish_Default and Current_Command_Priority of a
+//! commandable Value object. Reliability and Description are optional;
+//! Local_Date, Local_Time and UTC_Offset of the Device object too.
+
+use super::{Class, Object, Store};
+use crate::errors;
+use crate::model::PropertyRef;
+use crate::value::text;
+use bacnet::services::BacnetError;
+use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier as P, Value};
+
+const R: bool = true;
+const O: bool = false;
+
+/// The Device object's properties served by the model (the host adds its
+/// protocol properties to the Device object, Property_List included).
+const DEVICE: &[(P, bool)] = &[
+    (P::OBJECT_IDENTIFIER, R),
+    (P::OBJECT_NAME, R),
+    (P::OBJECT_TYPE, R),
+    (P::SYSTEM_STATUS, R),
+    (P::VENDOR_NAME, R),
+    (P::VENDOR_IDENTIFIER, R),
+    (P::MODEL_NAME, R),
+    (P::FIRMWARE_REVISION, R),
+    (P::APPLICATION_SOFTWARE_VERSION, R),
+    (P::LOCATION, O),
+    (P::DESCRIPTION, O),
+    (P::LOCAL_TIME, O),
+    (P::LOCAL_DATE, O),
+    (P::UTC_OFFSET, O),
+    (P::OBJECT_LIST, R),
+    (P::PROPERTY_LIST, R),
+];
+
+/// A point object's properties, in Property_List order, with whether each is
+/// required.
+fn point_properties(o: &Object) -> Vec<(P, bool)> {
+    let mut v = Vec::with_capacity(20);
+    v.extend([
+        (P::OBJECT_IDENTIFIER, R),
+        (P::OBJECT_NAME, R),
+        (P::OBJECT_TYPE, R),
+        (P::PRESENT_VALUE, R),
+        (P::DESCRIPTION, O),
+        (P::STATUS_FLAGS, R),
+        (P::EVENT_STATE, R),
+        (P::RELIABILITY, O),
+        (P::OUT_OF_SERVICE, R),
+    ]);
+    match &o.class {
+        Class::Analog { .. } => v.push((P::UNITS, R)),
+        Class::Binary { polarity, .. } => {
+            if polarity.is_some() {
+                v.push((P::POLARITY, R));
+            }
+            v.extend([(P::INACTIVE_TEXT, O), (P::ACTIVE_TEXT, O)]);
+        }
+        Class::MultiState { .. } => v.extend([(P::NUMBER_OF_STATES, R), (P::STATE_TEXT, O)]),
+    }
+    if o.command.is_some() {
+        v.extend([(P::PRIORITY_ARRAY, R), (P::RELINQUISH_DEFAULT, R), (P::CURRENT_COMMAND_PRIORITY, R)]);
+    }
+    if matches!(o.class, Class::Analog { .. }) {
+        v.push((P::COV_INCREMENT, R));
+    }
+    v.push((P::PROPERTY_LIST, R));
+    v
+}
+
+/// A property's value before an array index is applied.
+pub(crate) enum Prop {
+    One(Value),
+    Array(Vec<Value>),
+}
+
+impl Store {
+    /// The object's properties in Property_List order with whether each is
+    /// required, or `None` for an unknown object.
+    fn properties(&self, id: ObjectIdentifier) -> Option<Vec<(P, bool)>> {
+        if id == self.device.id() {
+            return Some(DEVICE.to_vec());
+        }
+        self.objects.get(&id).map(point_properties)
+    }
+
+    /// Property_List of an object (for the Device object, the part the model
+    /// serves).
+    pub fn property_list(&self, id: ObjectIdentifier) -> Option<Vec<P>> {
+        Some(
+            self.properties(id)?
+                .into_iter()
+                .map(|(p, _)| p)
+                .filter(|p| !matches!(*p, P::OBJECT_IDENTIFIER | P::OBJECT_NAME | P::OBJECT_TYPE | P::PROPERTY_LIST))
+                .collect(),
+        )
+    }
+
+    /// True when the object has this property.
+    pub(crate) fn has_property(&self, id: ObjectIdentifier, p: P) -> Option<bool> {
+        Some(self.properties(id)?.iter().any(|(q, _)| *q == p))
+    }
+
+    /// Expand ALL, REQUIRED and OPTIONAL into one reference per property, in
+    /// Property_List order; any other property is itself. An unknown object
+    /// is object/unknown-object; an array index with ALL, REQUIRED or
+    /// OPTIONAL is property/property-is-not-an-array.
+    pub fn expand(&self, target: &PropertyRef) -> Result<Vec<PropertyRef>, BacnetError> {
+        let props = self.properties(target.object).ok_or(errors::UNKNOWN_OBJECT)?;
+        let keep: fn(bool) -> bool = match target.property {
+            P::ALL => |_| true,
+            P::REQUIRED => |r| r,
+            P::OPTIONAL => |r| !r,
+            _ => return Ok(vec![*target]),
+        };
+        if target.array_index.is_some() {
+            return Err(errors::PROPERTY_IS_NOT_AN_ARRAY);
+        }
+        Ok(props
+            .into_iter()
+            .filter(|(_, required)| keep(*required))
+            .map(|(p, _)| PropertyRef::new(target.object, p))
+            .collect())
+    }
+
+    /// Read one property (not ALL/REQUIRED/OPTIONAL: [`expand`](Self::expand)
+    /// them first, or use [`read_multiple`](Self::read_multiple)).
+    pub fn read(&self, target: &PropertyRef) -> Result<AnyValue, BacnetError> {
+        let whole = self.read_whole(target.object, target.property)?;
+        match (whole, target.array_index) {
+            (Prop::One(v), None) => Ok(v.into()),
+            (Prop::One(_), Some(_)) => Err(errors::PROPERTY_IS_NOT_AN_ARRAY),
+            (Prop::Array(items), None) => Ok(crate::value::array(items)),
+            (Prop::Array(items), Some(0)) => Ok(Value::Unsigned(items.len() as u64).into()),
+            (Prop::Array(items), Some(i)) => {
+                items.into_iter().nth(i as usize - 1).map(AnyValue::from).ok_or(errors::INVALID_ARRAY_INDEX)
+            }
+        }
+    }
+
+    /// Read a whole ReadPropertyMultiple's worth: ALL, REQUIRED and OPTIONAL
+    /// expanded, one result per property, errors in place.
+    pub fn read_multiple(&self, targets: &[PropertyRef]) -> Vec<(PropertyRef, Result<AnyValue, BacnetError>)> {
+        let mut out = Vec::with_capacity(targets.len());
+        for t in targets {
+            match self.expand(t) {
+                Ok(refs) => out.extend(refs.into_iter().map(|r| (r, self.read(&r)))),
+                Err(e) => out.push((*t, Err(e))),
+            }
+        }
+        out
+    }
+
+    pub(crate) fn read_whole(&self, id: ObjectIdentifier, p: P) -> Result<Prop, BacnetError> {
+        if id == self.device.id() {
+            return self.read_device(p);
+        }
+        let o = self.objects.get(&id).ok_or(errors::UNKNOWN_OBJECT)?;
+        if !point_properties(o).iter().any(|(q, _)| *q == p) {
+            return Err(errors::UNKNOWN_PROPERTY);
+        }
+        let one = |v: Value| Ok(Prop::One(v));
+        match (p, &o.class) {
+            (P::OBJECT_IDENTIFIER, _) => one(Value::ObjectIdentifier(o.id)),
+            (P::OBJECT_NAME, _) => one(text(&o.name)),
+            (P::OBJECT_TYPE, _) => one(Value::Enumerated(o.id.object_type.0)),
+            (P::PRESENT_VALUE, _) => one(o.present_value().to_value()),
+            (P::DESCRIPTION, _) => one(text(&o.description)),
+            (P::STATUS_FLAGS, _) => one(o.status_flags_value()),
+            (P::EVENT_STATE, _) => one(Value::Enumerated(o.event_state.0)),
+            (P::RELIABILITY, _) => one(Value::Enumerated(o.reliability.0)),
+            (P::OUT_OF_SERVICE, _) => one(Value::Boolean(o.out_of_service)),
+            (P::UNITS, Class::Analog { units, .. }) => one(Value::Enumerated(units.0)),
+            (P::COV_INCREMENT, Class::Analog { cov_increment, .. }) => one(Value::Real(*cov_increment)),
+            (P::POLARITY, Class::Binary { polarity: Some(pol), .. }) => one(Value::Enumerated(pol.0)),
+            (P::ACTIVE_TEXT, Class::Binary { active_text, .. }) => one(text(active_text)),
+            (P::INACTIVE_TEXT, Class::Binary { inactive_text, .. }) => one(text(inactive_text)),
+            (P::NUMBER_OF_STATES, Class::MultiState { states }) => one(Value::Unsigned(states.len() as u64)),
+            (P::STATE_TEXT, Class::MultiState { states }) => Ok(Prop::Array(states.iter().map(|s| text(s)).collect())),
+            (P::PRIORITY_ARRAY, _) => {
+                let c = o.command.as_ref().ok_or(errors::UNKNOWN_PROPERTY)?;
+                Ok(Prop::Array(c.slots.iter().map(|s| s.map(|v| v.to_value()).unwrap_or(Value::Null)).collect()))
+            }
+            (P::RELINQUISH_DEFAULT, _) => {
+                one(o.command.as_ref().ok_or(errors::UNKNOWN_PROPERTY)?.relinquish_default.to_value())
+            }
+            (P::CURRENT_COMMAND_PRIORITY, _) => {
+                let c = o.command.as_ref().ok_or(errors::UNKNOWN_PROPERTY)?;
+                one(c.active().map(|(p, _)| Value::Unsigned(p as u64)).unwrap_or(Value::Null))
+            }
+            (P::PROPERTY_LIST, _) => Ok(Prop::Array(
+                self.property_list(id).unwrap_or_default().into_iter().map(|p| Value::Enumerated(p.0)).collect(),
+            )),
+            _ => Err(errors::UNKNOWN_PROPERTY),
+        }
+    }
+
+    fn read_device(&self, p: P) -> Result<Prop, BacnetError> {
+        let d = &self.device;
+        let one = |v: Value| Ok(Prop::One(v));
+        match p {
+            P::OBJECT_IDENTIFIER => one(Value::ObjectIdentifier(d.id())),
+            P::OBJECT_NAME => one(text(&d.name)),
+            P::OBJECT_TYPE => one(Value::Enumerated(ObjectType::DEVICE.0)),
+            P::SYSTEM_STATUS => one(Value::Enumerated(d.system_status.0)),
+            P::VENDOR_NAME => one(text(&d.vendor_name)),
+            P::VENDOR_IDENTIFIER => one(Value::Unsigned(d.vendor_identifier as u64)),
+            P::MODEL_NAME => one(text(&d.model_name)),
+            P::FIRMWARE_REVISION => one(text(&d.firmware_revision)),
+            P::APPLICATION_SOFTWARE_VERSION => one(text(&d.application_software_version)),
+            P::LOCATION => one(text(&d.location)),
+            P::DESCRIPTION => one(text(&d.description)),
+            P::LOCAL_TIME => one(Value::Time(self.now().local_time())),
+            P::LOCAL_DATE => one(Value::Date(self.now().local_date())),
+            P::UTC_OFFSET => one(Value::Signed(self.now().bacnet_utc_offset())),
+            P::OBJECT_LIST => Ok(Prop::Array(
+                core::iter::once(d.id()).chain(self.objects.keys().copied()).map(Value::ObjectIdentifier).collect(),
+            )),
+            P::PROPERTY_LIST => Ok(Prop::Array(
+                self.property_list(d.id()).unwrap_or_default().into_iter().map(|p| Value::Enumerated(p.0)).collect(),
+            )),
+            _ => Err(errors::UNKNOWN_PROPERTY),
+        }
+    }
+
+    /// True when `p` of the object is a BACnetARRAY.
+    pub(crate) fn is_array(p: P) -> bool {
+        matches!(p, P::PRIORITY_ARRAY | P::STATE_TEXT | P::OBJECT_LIST | P::PROPERTY_LIST)
+    }
+}

@@ -1,0 +1,149 @@
+//! Builds the plugins we ship (`plugins/`, a separate cargo workspace) for
+//! `wasm32-wasip2` and tells the host crate where the components are:
+//! `TRELLIS_PLUGIN_DEMO_BUILDING`, `TRELLIS_PLUGIN_BULK_OBJECTS` and
+//! `TRELLIS_PLUGIN_MISBEHAVE` hold paths to `.wasm` files (the first is
+//! embedded with `include_bytes!`).
+//!
+//! The nested build gets its own target directory beside the outer one
+//! (`<target>/wasm-plugins`), shared by debug, test, clippy and doc builds
+//! and never locked by the outer cargo, and a clean environment: nothing of
+//! the outer build's flags, wrappers or target leaks into it.
+//!
+//! `TRELLIS_SKIP_PLUGIN_BUILD=1` skips the nested build and points every
+//! variable at an empty placeholder (the host then fails to load them with a
+//! clear error), for tools that only need the host to type-check.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PLUGINS: [(&str, &str); 3] = [
+    ("TRELLIS_PLUGIN_DEMO_BUILDING", "demo_building"),
+    ("TRELLIS_PLUGIN_BULK_OBJECTS", "bulk_objects"),
+    ("TRELLIS_PLUGIN_MISBEHAVE", "misbehave"),
+];
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.parent().expect("host/ has a parent").to_path_buf();
+    let plugins = root.join("plugins");
+    println!("cargo:rerun-if-env-changed=TRELLIS_SKIP_PLUGIN_BUILD");
+    watch_sources(&root);
+
+    let out_dir = PathBuf::from(env("OUT_DIR"));
+    if std::env::var_os("TRELLIS_SKIP_PLUGIN_BUILD").is_some_and(|v| v != "0") {
+        return placeholders(&out_dir, "TRELLIS_SKIP_PLUGIN_BUILD is set");
+    }
+    if !plugins.join("Cargo.toml").exists() {
+        println!("cargo:rerun-if-changed={}", plugins.join("Cargo.toml").display());
+        return placeholders(&out_dir, "plugins/Cargo.toml does not exist yet");
+    }
+    check_target_installed();
+
+    // OUT_DIR is <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out.
+    let target_dir = out_dir.ancestors().nth(4).expect("OUT_DIR is inside a target directory").join("wasm-plugins");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--release")
+        .arg("--target")
+        .arg(TARGET)
+        .arg("--manifest-path")
+        .arg(plugins.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(&plugins);
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let leaks = key.starts_with("CARGO_") && !matches!(key, "CARGO_HOME" | "CARGO_MAKEFLAGS" | "CARGO_NET_OFFLINE")
+            || matches!(
+                key,
+                "RUSTFLAGS"
+                    | "RUSTDOCFLAGS"
+                    | "RUSTC"
+                    | "RUSTC_WRAPPER"
+                    | "RUSTC_WORKSPACE_WRAPPER"
+                    | "RUSTDOC"
+                    | "TARGET"
+                    | "HOST"
+                    | "OUT_DIR"
+                    | "PROFILE"
+                    | "OPT_LEVEL"
+                    | "DEBUG"
+                    | "NUM_JOBS"
+                    | "CLIPPY_ARGS"
+                    | "CLIPPY_CONF_DIR"
+                    | "__CARGO_FIX_PLZ"
+            );
+        if leaks {
+            cmd.env_remove(key);
+        }
+    }
+    let status = cmd.status().unwrap_or_else(|e| panic!("cannot run cargo for the plugins workspace: {e}"));
+    if !status.success() {
+        panic!(
+            "building the plugins workspace for {TARGET} failed ({status}); run \
+             `cargo build --release --target {TARGET} --manifest-path plugins/Cargo.toml` to see why"
+        );
+    }
+    let dir = target_dir.join(TARGET).join("release");
+    for (var, file) in PLUGINS {
+        let path = dir.join(format!("{file}.wasm"));
+        if !path.exists() {
+            panic!("the plugins build did not produce {}", path.display());
+        }
+        println!("cargo:rustc-env={var}={}", path.display());
+    }
+}
+
+fn env(key: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| panic!("cargo did not set {key}"))
+}
+
+/// Rebuild when anything the plugins are made of changes. Directories are
+/// listed member by member so `plugins/target` (if someone builds there) is
+/// not scanned.
+fn watch_sources(root: &Path) {
+    let watch = |p: PathBuf| println!("cargo:rerun-if-changed={}", p.display());
+    for dir in ["wit", "guest-sdk/src", "guest-sdk/Cargo.toml", "bacnet/src", "bacnet/Cargo.toml", "Cargo.toml"] {
+        watch(root.join(dir));
+    }
+    let plugins = root.join("plugins");
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        watch(plugins.join(file));
+    }
+    if let Ok(entries) = std::fs::read_dir(&plugins) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() && p.file_name().is_some_and(|n| n != "target" && !n.to_string_lossy().starts_with('.')) {
+                watch(p);
+            }
+        }
+    }
+}
+
+/// Fail early, with the fix, when the wasm target's standard library is
+/// missing.
+fn check_target_installed() {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let sysroot = Command::new(rustc).args(["--print", "sysroot"]).output().ok().filter(|o| o.status.success());
+    let Some(sysroot) = sysroot else { return };
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if !sysroot.join("lib/rustlib").join(TARGET).exists() {
+        panic!(
+            "the {TARGET} target is not installed for {}: run `rustup target add {TARGET}` \
+             (or `.ci/test`, which installs the pinned toolchain and its targets)",
+            sysroot.display()
+        );
+    }
+}
+
+fn placeholders(out_dir: &Path, why: &str) {
+    println!("cargo:warning=plugins not built ({why}); built-in plugins are empty placeholders");
+    let empty = out_dir.join("missing-plugin.wasm");
+    std::fs::write(&empty, b"").expect("write placeholder");
+    for (var, _) in PLUGINS {
+        println!("cargo:rustc-env={var}={}", empty.display());
+    }
+}

@@ -1,0 +1,356 @@
+//! The plugin runtime: a device's object model served by a sandboxed
+//! WebAssembly component (world `trellis:bacnet/object-model-plugin`).
+//!
+//! [`PluginModel`] is the server's handle on one plugin instance: a cheap
+//! [`Clone`] that implements [`ObjectModel`]. Every call becomes a job for the
+//! plugin's own worker thread, which owns the wasmtime `Store` and runs the
+//! call under an epoch deadline and a memory limit; the async side only
+//! awaits a reply.
+//!
+//! Codemap, one purpose per file (each file's doc says what it must never do):
+//! - `engine`: the shared wasmtime `Engine` and its epoch ticker.
+//! - `cache`: compiled components on disk (`.cwasm`), verified before use.
+//! - `limits`: the per-store `ResourceLimiter`.
+//! - `wasi`: the plugin's WASI context (no network, one data directory).
+//! - `bindings`: the generated WIT bindings; `convert` is the only module
+//!   that translates their types.
+//! - `host_imports`, `clock`, `changes`, `log`: what a plugin may call — log,
+//!   clock, change notifications.
+//! - `state`: what one instance's `Store` holds.
+//! - `worker`: the thread per instance, failure handling and restarts
+//!   (policy in `restart`).
+//!
+//! Architecture invariant: nothing outside this module knows wasmtime or the
+//! WIT types, and no plugin call ever runs on a tokio thread.
+//!
+//! Hot swap (issue #3 item 8) is built in: [`PluginModel::swap`] loads nothing
+//! itself; it takes a model loaded beside this one, hands the state across
+//! with writes paused, and switches the handle between two calls. Calls
+//! already queued on the old instance finish there; the old worker exits when
+//! the last of them is answered.
+
+mod bindings;
+mod cache;
+mod changes;
+mod clock;
+mod convert;
+mod engine;
+mod host_imports;
+mod limits;
+mod log;
+mod restart;
+mod state;
+mod wasi;
+mod worker;
+
+pub use cache::{CacheOutcome, ComponentCache};
+pub use changes::{ChangeFeed, Changes};
+pub use clock::HostClock;
+pub use engine::{EngineConfig, PluginEngine, PoolConfig};
+pub use limits::{LimitHits, Limits};
+pub use restart::RestartPolicy;
+pub use wasi::DataDir;
+pub use worker::HealthReport;
+
+use crate::model::{
+    DateTime, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
+};
+use bacnet::services::BacnetError;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+use wasmtime::component::Linker;
+use worker::{Job, Spec, WorkerHandle};
+
+/// The plugins built with this binary (`host/build.rs` builds the `plugins/`
+/// workspace for `wasm32-wasip2`).
+pub mod builtin {
+    /// The default object model: a small building controller.
+    pub const DEMO_BUILDING: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_DEMO_BUILDING"));
+    /// Path of the built `demo-building` component.
+    pub const DEMO_BUILDING_PATH: &str = env!("TRELLIS_PLUGIN_DEMO_BUILDING");
+    /// Path of the built `bulk-objects` component (a large generated object set).
+    pub const BULK_OBJECTS_PATH: &str = env!("TRELLIS_PLUGIN_BULK_OBJECTS");
+    /// Path of the built `misbehave` component (traps, loops and memory bombs
+    /// on request, for failure tests).
+    pub const MISBEHAVE_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE");
+}
+
+/// Largest component file accepted.
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Where a plugin's component comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum PluginSource<'a> {
+    /// Component bytes in memory (e.g. [`builtin::DEMO_BUILDING`]).
+    Bytes(&'a [u8]),
+    /// A `.wasm` component file.
+    File(&'a Path),
+}
+
+impl<'a> From<&'a [u8]> for PluginSource<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        PluginSource::Bytes(b)
+    }
+}
+
+impl<'a> From<&'a Path> for PluginSource<'a> {
+    fn from(p: &'a Path) -> Self {
+        PluginSource::File(p)
+    }
+}
+
+/// How one plugin instance runs.
+#[derive(Debug, Clone)]
+pub struct PluginConfig {
+    /// Name used in logs and errors (the operator's, not the plugin's own).
+    pub name: String,
+    /// Host directory preopened as `/data`, if any.
+    pub data_dir: Option<PathBuf>,
+    /// Whether the plugin may write to its data directory.
+    pub data_writable: bool,
+    /// Memory, table and instance limits.
+    pub limits: Limits,
+    /// Wall-clock limit of one call (default 100 ms).
+    pub deadline: Duration,
+    /// Calls queued before callers get `Busy` (default 64).
+    pub queue_depth: usize,
+    /// Restarts and back-off.
+    pub restart: RestartPolicy,
+    /// Longest time between state snapshots while only ticks change state
+    /// (default 10 s).
+    pub snapshot_interval: Duration,
+    /// The gateway clock the plugin sees.
+    pub clock: HostClock,
+}
+
+impl PluginConfig {
+    /// Defaults for a plugin called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PluginConfig {
+            name: name.into(),
+            data_dir: None,
+            data_writable: false,
+            limits: Limits::default(),
+            deadline: Duration::from_millis(100),
+            queue_depth: 64,
+            restart: RestartPolicy::default(),
+            snapshot_interval: Duration::from_secs(10),
+            clock: HostClock::default(),
+        }
+    }
+}
+
+/// Why a plugin could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot load plugin {plugin}: {reason}")]
+pub struct LoadError {
+    /// Plugin name.
+    pub plugin: String,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Why a state hand-over failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// The plugin refused the state (its `import-state` returned an error).
+    #[error("plugin {plugin} refused the state: {reason}")]
+    Refused {
+        /// Plugin name.
+        plugin: String,
+        /// The plugin's reason.
+        reason: String,
+    },
+    /// The call itself failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// A plugin instance serving one device's object model (cheap to clone).
+#[derive(Clone)]
+pub struct PluginModel {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: Arc<str>,
+    active: RwLock<Arc<WorkerHandle>>,
+    /// Held shared by every state-changing call and exclusively by a swap, so
+    /// no write lands on the old instance after its state was exported.
+    writes: tokio::sync::RwLock<()>,
+    changes: ChangeFeed,
+    watchdog: Duration,
+    cache: CacheOutcome,
+}
+
+impl std::fmt::Debug for PluginModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginModel").field("name", &self.inner.name).finish_non_exhaustive()
+    }
+}
+
+impl PluginModel {
+    /// Compile (or fetch from the cache), link and instantiate a plugin, and
+    /// start its worker. Blocking — compiling takes seconds on a cache miss:
+    /// call it before the runtime starts or from `spawn_blocking`.
+    pub fn load<'a>(
+        engine: &PluginEngine,
+        source: impl Into<PluginSource<'a>>,
+        config: PluginConfig,
+    ) -> Result<PluginModel, LoadError> {
+        let fail = |reason: String| LoadError { plugin: config.name.clone(), reason };
+        let file;
+        let bytes = match source.into() {
+            PluginSource::Bytes(b) => b,
+            PluginSource::File(path) => {
+                file = read_component(path).map_err(fail)?;
+                &file[..]
+            }
+        };
+        engine.check_limits(&config.limits).map_err(fail)?;
+        let (component, cache) = match engine.cache() {
+            Some(c) => c.load(engine.engine(), bytes),
+            None => cache::compile_uncached(engine.engine(), bytes),
+        }
+        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
+        let mut linker = Linker::new(engine.engine());
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
+        host_imports::add_to_linker(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(bindings::ObjectModelPluginPre::new)
+            .map_err(|e| fail(format!("does not fit world trellis:bacnet/object-model-plugin: {e:#}")))?;
+        let name: Arc<str> = config.name.as_str().into();
+        let changes = ChangeFeed::new();
+        let spec = Arc::new(Spec {
+            log: log::PluginLog::new(name.clone()),
+            name: name.clone(),
+            engine: engine.clone(),
+            pre,
+            limits: config.limits,
+            deadline: config.deadline,
+            data: DataDir { path: config.data_dir, writable: config.data_writable },
+            clock: config.clock,
+            changes: changes.clone(),
+            restart: config.restart,
+            snapshot_interval: config.snapshot_interval,
+            queue_depth: config.queue_depth,
+        });
+        let watchdog = watchdog(config.deadline, config.queue_depth);
+        let worker = WorkerHandle::spawn(spec, None).map_err(fail)?;
+        let info = worker.info();
+        tracing::info!(plugin = &*name, "loaded {} {} ({cache:?})", info.name, info.version);
+        Ok(PluginModel {
+            inner: Arc::new(Inner {
+                name,
+                active: RwLock::new(Arc::new(worker)),
+                writes: tokio::sync::RwLock::new(()),
+                changes,
+                watchdog,
+                cache,
+            }),
+        })
+    }
+
+    /// The configured name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the plugin said it is (its `describe`, asked once per instance).
+    pub fn describe(&self) -> PluginInfo {
+        self.active().info().clone()
+    }
+
+    /// Whether the compiled component came from the cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.inner.cache
+    }
+
+    /// Restarts, failures, back-off and disabled state.
+    pub fn health(&self) -> HealthReport {
+        self.active().health()
+    }
+
+    /// The model's change notifications (for COV and Database_Revision).
+    pub fn changes(&self) -> ChangeFeed {
+        self.inner.changes.clone()
+    }
+
+    /// Time-driven behaviour; the host's timer calls this (1 s by default).
+    pub async fn tick(&self, now: DateTime) -> Result<(), ModelError> {
+        let _w = self.inner.writes.read().await;
+        self.submit(|r| Job::Tick(now, r)).await
+    }
+
+    /// The model's state as versioned bytes.
+    pub async fn export_state(&self) -> Result<Vec<u8>, ModelError> {
+        self.submit(Job::Export).await
+    }
+
+    /// Replace the model's state with `state` (from this or an earlier
+    /// version).
+    pub async fn import_state(&self, state: Vec<u8>) -> Result<(), StateError> {
+        let _w = self.inner.writes.read().await;
+        self.submit(|r| Job::Import(state, r))
+            .await?
+            .map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
+    }
+
+    /// Hot swap: move this model's state into `next` (loaded beside this one,
+    /// typically a new version) and serve from `next` from the next call on.
+    /// Writes wait while the state crosses; reads keep being answered by the
+    /// old instance. If `next` refuses the state, nothing changes and the old
+    /// instance keeps serving. Returns what `next` says it is.
+    pub async fn swap(&self, next: &PluginModel) -> Result<PluginInfo, StateError> {
+        let _w = self.inner.writes.write().await;
+        let state = self.submit(Job::Export).await?;
+        next.submit(|r| Job::Import(state, r))
+            .await?
+            .map_err(|reason| StateError::Refused { plugin: next.inner.name.to_string(), reason })?;
+        let incoming = next.active();
+        let info = incoming.info().clone();
+        let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
+        drop(old);
+        Ok(info)
+    }
+
+    fn active(&self) -> Arc<WorkerHandle> {
+        self.inner.active.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    async fn submit<T>(&self, job: impl FnOnce(worker::Reply<T>) -> Job) -> Result<T, ModelError> {
+        self.active().submit(job, self.inner.watchdog).await
+    }
+}
+
+impl ObjectModel for PluginModel {
+    async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {
+        self.submit(Job::Objects).await
+    }
+
+    async fn read(&self, targets: Vec<PropertyTarget>) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
+        self.submit(|r| Job::Read(targets, r)).await
+    }
+
+    async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {
+        let _w = self.inner.writes.read().await;
+        self.submit(|r| Job::Write(writes, r)).await
+    }
+}
+
+/// How long the async side waits for an answer before giving up on a worker
+/// stuck outside the guest (where epochs cannot reach): every queued call
+/// running to its deadline, plus a second.
+fn watchdog(deadline: Duration, queue_depth: usize) -> Duration {
+    deadline.saturating_mul(queue_depth.max(1) as u32 + 2) + Duration::from_secs(1)
+}
+
+fn read_component(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > MAX_COMPONENT_BYTES {
+        return Err(format!("{}: {} bytes is larger than {MAX_COMPONENT_BYTES}", path.display(), meta.len()));
+    }
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}

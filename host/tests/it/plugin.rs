@@ -1,0 +1,204 @@
+//! The plugin runtime end to end: real components built from `plugins/`,
+//! loaded through the `.cwasm` cache, called through the `ObjectModel` trait,
+//! and deliberately broken by the `misbehave` plugin (analog-value 666 traps,
+//! 667 loops forever, 668 allocates without end).
+//!
+//! Timing figures are printed (run with `--nocapture`), never asserted.
+
+use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use trellis::model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
+use trellis::plugin::{
+    CacheOutcome, EngineConfig, Limits, PluginConfig, PluginEngine, PluginModel, PoolConfig, RestartPolicy, builtin,
+};
+
+/// One engine for the whole test binary (its cache lives under the target
+/// directory, so reruns hit it).
+fn engine() -> &'static PluginEngine {
+    static ENGINE: OnceLock<PluginEngine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        PluginEngine::new(&EngineConfig {
+            cache_dir: Some(tmp_dir("plugin-cache")),
+            pooling: Some(PoolConfig { max_instances: 32, limits: Limits::default() }),
+            ..EngineConfig::default()
+        })
+        .expect("engine")
+    })
+}
+
+fn tmp_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn misbehave_path() -> PathBuf {
+    std::env::var_os("TRELLIS_TEST_MISBEHAVE").map_or_else(|| builtin::MISBEHAVE_PATH.into(), PathBuf::from)
+}
+
+fn load_misbehave(name: &str, restart: RestartPolicy) -> PluginModel {
+    let config = PluginConfig {
+        limits: Limits { memory_bytes: 32 << 20, ..Limits::default() },
+        restart,
+        ..PluginConfig::new(name)
+    };
+    PluginModel::load(engine(), misbehave_path().as_path(), config).expect("load misbehave")
+}
+
+fn av(instance: u32) -> ObjectIdentifier {
+    ObjectIdentifier::new(ObjectType::ANALOG_VALUE, instance).unwrap()
+}
+
+fn pv(object: ObjectIdentifier) -> PropertyTarget {
+    PropertyTarget { object, property: PropertyIdentifier::PRESENT_VALUE, array_index: None }
+}
+
+async fn read_one(model: &impl ObjectModel, target: PropertyTarget) -> Result<AnyValue, ModelError> {
+    let mut answer = model.read(vec![target]).await?;
+    assert_eq!(answer.len(), 1, "one answer per target");
+    let PropertyRead { outcome, .. } = answer.remove(0).remove(0);
+    Ok(outcome.unwrap_or_else(|e| panic!("{target:?}: {e}")))
+}
+
+async fn write_real(model: &impl ObjectModel, object: ObjectIdentifier, v: f32) {
+    let w = PropertyWrite { target: pv(object), value: Value::Real(v).into(), priority: Some(8) };
+    let results = model.write(vec![w]).await.expect("write call");
+    assert_eq!(results, vec![Ok(())]);
+}
+
+#[tokio::test]
+async fn a_plugin_that_traps_fails_that_call_then_restarts_with_its_state() {
+    let model = load_misbehave("trap", RestartPolicy::default());
+    write_real(&model, av(1), 42.5).await;
+    let err = model.read(vec![pv(av(666))]).await.unwrap_err();
+    assert!(matches!(err, ModelError::Trapped { ref plugin, .. } if plugin == "trap"), "{err}");
+    let after = read_one(&model, pv(av(1))).await.expect("the next request succeeds");
+    assert_eq!(after, Value::Real(42.5).into(), "state survives the restart");
+    assert_eq!(model.health().restarts, 1);
+}
+
+#[tokio::test]
+async fn a_runaway_loop_is_stopped_at_its_deadline_and_the_next_request_succeeds() {
+    let model = load_misbehave("loop", RestartPolicy::default());
+    write_real(&model, av(1), 7.0).await;
+    let started = Instant::now();
+    let err = model.read(vec![pv(av(667))]).await.unwrap_err();
+    println!("runaway loop stopped after {:?}", started.elapsed());
+    assert!(matches!(err, ModelError::DeadlineExceeded { limit_ms: 100, .. }), "{err}");
+    assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(7.0).into());
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_limit_and_the_next_request_succeeds() {
+    let model = load_misbehave("bomb", RestartPolicy::default());
+    write_real(&model, av(1), -3.0).await;
+    let err = model.read(vec![pv(av(668))]).await.unwrap_err();
+    assert!(matches!(err, ModelError::MemoryExceeded { limit_bytes, .. } if limit_bytes == 32 << 20), "{err}");
+    assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(-3.0).into());
+}
+
+#[tokio::test]
+async fn repeated_failures_back_off_then_disable_while_another_instance_keeps_serving() {
+    let policy = RestartPolicy {
+        immediate: 1,
+        base_delay: Duration::from_millis(200),
+        max_delay: Duration::from_millis(200),
+        max_failures: 3,
+    };
+    let bad = load_misbehave("repeat-offender", policy);
+    let good = load_misbehave("bystander", RestartPolicy::default());
+    write_real(&good, av(1), 1.0).await;
+
+    // First failure: restarted at once.
+    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    // Second: restarted after a back-off, during which calls fail fast.
+    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(bad.health().backing_off);
+    assert!(matches!(bad.read(vec![pv(av(1))]).await, Err(ModelError::Busy { .. })));
+    assert_eq!(read_one(&good, pv(av(1))).await.unwrap(), Value::Real(1.0).into());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Third consecutive failure: disabled for good.
+    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(bad.health().disabled);
+    for _ in 0..3 {
+        assert!(matches!(bad.read(vec![pv(av(1))]).await, Err(ModelError::Disabled { .. })));
+        assert_eq!(read_one(&good, pv(av(1))).await.unwrap(), Value::Real(1.0).into());
+    }
+}
+
+#[tokio::test]
+async fn a_component_that_does_not_fit_the_world_is_refused_with_its_name() {
+    // The smallest valid component: magic, version 0x0d, layer 1.
+    let empty: &[u8] = b"\0asm\x0d\x00\x01\x00";
+    let err = PluginModel::load(engine(), empty, PluginConfig::new("empty")).unwrap_err();
+    assert_eq!(err.plugin, "empty");
+    assert!(err.reason.contains("object-model"), "{err}");
+    let err = PluginModel::load(engine(), &b"not wasm"[..], PluginConfig::new("junk")).unwrap_err();
+    assert!(err.to_string().starts_with("cannot load plugin junk"), "{err}");
+}
+
+#[tokio::test]
+async fn the_second_load_of_a_component_comes_from_the_cwasm_cache() {
+    let dir = tmp_dir(&format!("plugin-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = EngineConfig { cache_dir: Some(dir.clone()), pooling: None, ..EngineConfig::default() };
+    let path = misbehave_path();
+    let mut times = Vec::new();
+    for expected in [CacheOutcome::Compiled, CacheOutcome::Hit] {
+        let engine = PluginEngine::new(&config).unwrap();
+        let started = Instant::now();
+        let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
+        times.push(started.elapsed());
+        assert_eq!(model.cache_outcome(), expected);
+    }
+    println!("load (compile + instantiate): miss {:?}, hit {:?}", times[0], times[1]);
+
+    // A corrupted entry is noticed, recompiled and rewritten.
+    let entry = std::fs::read_dir(&dir).unwrap().flatten().find(|e| e.path().extension() == Some("cwasm".as_ref()));
+    let entry = entry.expect("a cache entry").path();
+    let mut bytes = std::fs::read(&entry).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&entry, bytes).unwrap();
+    let engine = PluginEngine::new(&config).unwrap();
+    let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
+    assert_eq!(model.cache_outcome(), CacheOutcome::Replaced);
+    let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
+    assert_eq!(model.cache_outcome(), CacheOutcome::Hit);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_hot_swap_hands_written_state_to_the_new_instance() {
+    let old = load_misbehave("swap", RestartPolicy::default());
+    let next = load_misbehave("swap-next", RestartPolicy::default());
+    write_real(&old, av(1), 12.25).await;
+    old.swap(&next).await.expect("swap");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(12.25).into());
+    write_real(&old, av(1), 13.0).await;
+    assert_eq!(
+        read_one(&next, pv(av(1))).await.unwrap(),
+        Value::Real(13.0).into(),
+        "both handles reach the new instance"
+    );
+}
+
+#[tokio::test]
+async fn crossing_cost_of_one_and_of_256_properties() {
+    let model = load_misbehave("crossing", RestartPolicy::default());
+    for n in [1usize, 256] {
+        let targets = vec![pv(av(1)); n];
+        for _ in 0..50 {
+            model.read(targets.clone()).await.unwrap();
+        }
+        let rounds = 2000 / n.min(8) as u32;
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let answer = model.read(targets.clone()).await.unwrap();
+            assert_eq!(answer.len(), n);
+        }
+        println!(
+            "read of {n:>3} properties: {:?} per call (async → worker → guest → back)",
+            started.elapsed() / rounds
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! Bulk objects: a large generated object set for scale tests.
+//!
+//! N Analog Inputs (`analog-input,1` … `analog-input,N`, named "Bulk AI 1"
+//! …) with cheap deterministic values: object `i` at tick `k` reads
+//! `((i·7919 + k·31) mod 1000) / 10`. Each tick moves `changes_per_tick` of
+//! them, round-robin, so COV traffic is steady and predictable.
+//!
+//! Configuration, all optional, from `/data/bulk.toml`:
+//!
+//! ```toml
+//! count = 1000             # N, 0..=100000
+//! device_instance = 389002
+//! changes_per_tick = 10
+//! ```
+
+use serde::Deserialize;
+use trellis_guest_sdk::bacnet::EngineeringUnits;
+use trellis_guest_sdk::{Config, DateTime, Device, ObjectIdentifier, ObjectModel, ObjectSpec, PluginInfo, Store};
+
+/// Most objects this plugin creates.
+pub const MAX_COUNT: u32 = 100_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_count")]
+    count: u32,
+    #[serde(default = "default_instance")]
+    device_instance: u32,
+    #[serde(default = "default_changes")]
+    changes_per_tick: u32,
+}
+
+fn default_count() -> u32 {
+    1000
+}
+fn default_instance() -> u32 {
+    389_002
+}
+fn default_changes() -> u32 {
+    10
+}
+
+/// The model: which object moves next.
+pub struct BulkObjects {
+    ids: Vec<ObjectIdentifier>,
+    changes_per_tick: u32,
+    next: usize,
+    ticks: u64,
+}
+
+/// The value of object `instance` at tick `tick`.
+fn value(instance: u32, tick: u64) -> f32 {
+    ((instance as u64 * 7919 + tick * 31) % 1000) as f32 / 10.0
+}
+
+impl ObjectModel for BulkObjects {
+    fn describe() -> PluginInfo {
+        PluginInfo::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+            "N generated Analog Inputs with deterministic values, for scale tests (N from /data/bulk.toml, default 1000).",
+        )
+    }
+
+    fn new(store: &mut Store, files: &Config) -> Result<Self, String> {
+        let text = files.read_to_string("bulk.toml")?.unwrap_or_default();
+        let s: Settings = toml::from_str(&text).map_err(|e| format!("/data/bulk.toml: {e}"))?;
+        if s.count > MAX_COUNT {
+            return Err(format!("/data/bulk.toml: count {} is above {MAX_COUNT}", s.count));
+        }
+        let mut device = Device::new(s.device_instance, "Trellis Bulk Objects");
+        device.model_name = "bulk-objects".into();
+        device.application_software_version = env!("CARGO_PKG_VERSION").into();
+        device.description = format!("{} generated Analog Inputs", s.count);
+        store.set_device(device)?;
+        let mut ids = Vec::with_capacity(s.count as usize);
+        for i in 1..=s.count {
+            let spec = ObjectSpec::analog_input(i, &format!("Bulk AI {i}"))
+                .description("Generated for scale tests")
+                .units(EngineeringUnits::PERCENT)
+                .value(value(i, 0));
+            ids.push(store.add(spec)?);
+        }
+        Ok(BulkObjects { ids, changes_per_tick: s.changes_per_tick, next: 0, ticks: 0 })
+    }
+
+    fn tick(&mut self, store: &mut Store, _: DateTime) {
+        self.ticks += 1;
+        if self.ids.is_empty() {
+            return;
+        }
+        for _ in 0..self.changes_per_tick.min(self.ids.len() as u32) {
+            let id = self.ids[self.next];
+            let _ = store.update(id, value(id.instance, self.ticks));
+            self.next = (self.next + 1) % self.ids.len();
+        }
+    }
+
+    fn export_state(&self, _: &Store) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16);
+        out.extend_from_slice(&(self.next as u64).to_le_bytes());
+        out.extend_from_slice(&self.ticks.to_le_bytes());
+        out
+    }
+
+    fn import_state(&mut self, _: &mut Store, state: &[u8]) -> Result<(), String> {
+        if state.is_empty() {
+            return Ok(());
+        }
+        let b: [u8; 16] = state.try_into().map_err(|_| format!("bulk-objects state is {} bytes, not 16", state.len()))?;
+        let next = u64::from_le_bytes(b[..8].try_into().unwrap_or_default()) as usize;
+        self.next = if next < self.ids.len() { next } else { 0 };
+        self.ticks = u64::from_le_bytes(b[8..].try_into().unwrap_or_default());
+        Ok(())
+    }
+}
+
+trellis_guest_sdk::register_plugin!(BulkObjects);

@@ -1,0 +1,179 @@
+//! `objects.toml`: the demo building's Device object and objects (the
+//! embedded default is `../objects.toml`, which documents the format).
+
+use serde::Deserialize;
+use trellis_guest_sdk::bacnet::{EngineeringUnits, ObjectType, Polarity};
+use trellis_guest_sdk::{Device, ObjectSpec, PresentValue};
+
+/// The embedded default.
+pub const DEFAULT: &str = include_str!("../objects.toml");
+
+/// The file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    #[serde(default)]
+    device: DeviceSection,
+    #[serde(default, rename = "object")]
+    objects: Vec<ObjectEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceSection {
+    instance: Option<u32>,
+    name: Option<String>,
+    description: Option<String>,
+    location: Option<String>,
+    model_name: Option<String>,
+    vendor_name: Option<String>,
+    vendor_identifier: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObjectEntry {
+    #[serde(rename = "type")]
+    object_type: String,
+    instance: u32,
+    name: String,
+    #[serde(default)]
+    description: String,
+    units: Option<String>,
+    cov_increment: Option<f32>,
+    value: Option<Scalar>,
+    #[serde(default)]
+    commandable: bool,
+    relinquish_default: Option<Scalar>,
+    states: Option<Vec<String>>,
+    active_text: Option<String>,
+    inactive_text: Option<String>,
+    polarity: Option<String>,
+    role: Option<Role>,
+}
+
+/// A value as TOML writes it.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Bool(bool),
+    Integer(i64),
+    Float(f64),
+}
+
+impl From<Scalar> for PresentValue {
+    fn from(s: Scalar) -> Self {
+        match s {
+            Scalar::Bool(b) => PresentValue::Binary(b),
+            Scalar::Integer(n) => match u32::try_from(n) {
+                Ok(n) => PresentValue::MultiState(n),
+                Err(_) => PresentValue::Analog(n as f32),
+            },
+            Scalar::Float(x) => PresentValue::Analog(x as f32),
+        }
+    }
+}
+
+/// What the simulation does with an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// AI: follows the conditioning, or floats with the outdoor temperature.
+    ZoneTemperature,
+    /// AI: a daily sinusoid.
+    OutdoorTemperature,
+    /// AI: hot when heating, cold when cooling.
+    SupplyAirTemperature,
+    /// AO: commanded by the control program at priority 16.
+    DamperCommand,
+    /// AV: the heating setpoint.
+    ZoneSetpoint,
+    /// AV: the cooling setpoint.
+    CoolingSetpoint,
+    /// BI: the weekday schedule.
+    Occupancy,
+    /// BO: commanded by the control program at priority 16.
+    FanCommand,
+    /// BV: forces occupied.
+    OccupancyOverride,
+    /// MSV: Off, Heat, Cool, Auto.
+    OperatingMode,
+    /// MSI: Off, On (follows the fan command).
+    FanStatus,
+}
+
+/// The configuration, checked and ready for the store.
+pub struct Config {
+    /// The Device object.
+    pub device: Device,
+    /// The objects, each with its role.
+    pub objects: Vec<(ObjectSpec, Option<Role>)>,
+}
+
+/// Parse and check `text` (`origin` names it in errors).
+pub fn parse(text: &str, origin: &str) -> Result<Config, String> {
+    let file: File = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    let d = file.device;
+    let mut device = Device::new(d.instance.unwrap_or(Device::DEFAULT_INSTANCE), "Trellis Demo Building");
+    device.model_name = "demo-building".into();
+    device.application_software_version = env!("CARGO_PKG_VERSION").into();
+    if let Some(v) = d.name {
+        device.name = v;
+    }
+    if let Some(v) = d.description {
+        device.description = v;
+    }
+    if let Some(v) = d.location {
+        device.location = v;
+    }
+    if let Some(v) = d.model_name {
+        device.model_name = v;
+    }
+    if let Some(v) = d.vendor_name {
+        device.vendor_name = v;
+    }
+    if let Some(v) = d.vendor_identifier {
+        device.vendor_identifier = v;
+    }
+    let mut objects = Vec::with_capacity(file.objects.len());
+    for (i, o) in file.objects.into_iter().enumerate() {
+        let at = || format!("{origin}: object {} ({:?})", i + 1, o.name);
+        let role = o.role;
+        objects.push((spec(&o).map_err(|e| format!("{}: {e}", at()))?, role));
+    }
+    Ok(Config { device, objects })
+}
+
+fn spec(o: &ObjectEntry) -> Result<ObjectSpec, String> {
+    let object_type =
+        ObjectType::from_name(&o.object_type).ok_or_else(|| format!("unknown object type {:?}", o.object_type))?;
+    let mut s = ObjectSpec::new(object_type, o.instance, &o.name).description(&o.description);
+    if let Some(u) = &o.units {
+        s = s.units(EngineeringUnits::from_name(u).ok_or_else(|| format!("unknown units {u:?}"))?);
+    }
+    if let Some(x) = o.cov_increment {
+        s = s.cov_increment(x);
+    }
+    if let Some(v) = o.value {
+        s = s.value(v);
+    }
+    if o.commandable {
+        s = s.commandable();
+    }
+    if let Some(v) = o.relinquish_default {
+        s = s.relinquish_default(v);
+    }
+    if let Some(states) = &o.states {
+        s = s.states(states.iter().map(String::as_str));
+    }
+    if let Some(t) = &o.active_text {
+        s = s.active_text(t);
+    }
+    if let Some(t) = &o.inactive_text {
+        s = s.inactive_text(t);
+    }
+    if let Some(p) = &o.polarity {
+        s = s.polarity(Polarity::from_name(p).ok_or_else(|| format!("unknown polarity {p:?}"))?);
+    }
+    Ok(s)
+}

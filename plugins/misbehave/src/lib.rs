@@ -1,0 +1,164 @@
+//! Misbehave: a plugin that fails on purpose, for the host's failure tests.
+//!
+//! A normal small model (Device 389666, `analog-value,1` commandable) plus
+//! objects whose use fails the call — a read of any of their properties,
+//! or a write to them:
+//!
+//! | object | failure |
+//! |---|---|
+//! | `analog-value,666` "Trap" | panics: the call traps |
+//! | `analog-value,667` "Runaway Loop" | loops forever: the epoch deadline ends it |
+//! | `analog-value,668` "Memory Bomb" | allocates until the memory limit traps it |
+//! | `binary-value,669` "Poison State" | while active, `export-state` yields a state every `import-state` of this plugin refuses |
+//!
+//! `import-state` also refuses any state that does not start with the SDK's
+//! header — `b"bad…"` for instance — with an error naming the problem.
+//!
+//! `/data/misbehave.toml` (optional) makes the other exports fail, each
+//! with `"trap"`, `"loop"`, `"memory"` or `"none"` (the default):
+//!
+//! ```toml
+//! on_start = "none"   # building the model (the first call after describe)
+//! on_tick = "none"
+//! on_import = "none"  # import-state
+//! device_instance = 389666
+//! ```
+
+use serde::Deserialize;
+use trellis_guest_sdk::bacnet::ObjectType;
+use trellis_guest_sdk::{
+    AnyValue, BacnetError, Config, DateTime, Device, ObjectIdentifier, ObjectModel, ObjectSpec, PluginInfo,
+    PropertyRef, Store, Write,
+};
+
+/// One way to fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Failure {
+    /// Do not fail.
+    #[default]
+    None,
+    /// Panic, which traps.
+    Trap,
+    /// Loop forever.
+    Loop,
+    /// Allocate until memory runs out.
+    Memory,
+}
+
+impl Failure {
+    /// Fail this way (returns only for `None`).
+    pub fn happen(self, context: &str) {
+        match self {
+            Failure::None => {}
+            Failure::Trap => panic!("misbehave: trap on {context}"),
+            Failure::Loop => loop {
+                std::hint::spin_loop();
+            },
+            Failure::Memory => {
+                let mut hog: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    // Written, so every page is really touched.
+                    hog.push(vec![0xA5; 1 << 20]);
+                    std::hint::black_box(&hog);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default)]
+    on_start: Failure,
+    #[serde(default)]
+    on_tick: Failure,
+    #[serde(default)]
+    on_import: Failure,
+    device_instance: Option<u32>,
+}
+
+const TRAP: ObjectIdentifier = av(666);
+const LOOP: ObjectIdentifier = av(667);
+const MEMORY: ObjectIdentifier = av(668);
+const POISON: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::BINARY_VALUE, instance: 669 };
+const POISONED: &[u8] = b"bad: poisoned by binary-value,669";
+
+const fn av(instance: u32) -> ObjectIdentifier {
+    ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance }
+}
+
+fn failure_of(object: ObjectIdentifier) -> Failure {
+    match object {
+        TRAP => Failure::Trap,
+        LOOP => Failure::Loop,
+        MEMORY => Failure::Memory,
+        _ => Failure::None,
+    }
+}
+
+/// The model.
+pub struct Misbehave {
+    settings: Settings,
+}
+
+impl ObjectModel for Misbehave {
+    fn describe() -> PluginInfo {
+        PluginInfo::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+            "Fails on purpose (trap, runaway loop, memory bomb, refused state) for the host's failure tests.",
+        )
+    }
+
+    fn new(store: &mut Store, files: &Config) -> Result<Self, String> {
+        let text = files.read_to_string("misbehave.toml")?.unwrap_or_default();
+        let settings: Settings = toml::from_str(&text).map_err(|e| format!("/data/misbehave.toml: {e}"))?;
+        settings.on_start.happen("start");
+        let mut device = Device::new(settings.device_instance.unwrap_or(389_666), "Trellis Misbehave");
+        device.model_name = "misbehave".into();
+        device.application_software_version = env!("CARGO_PKG_VERSION").into();
+        store.set_device(device)?;
+        store.add(ObjectSpec::analog_value(1, "Normal Value").description("Behaves").relinquish_default(0.0))?;
+        store.add(ObjectSpec::analog_value(666, "Trap").description("Reading or writing it traps"))?;
+        store.add(ObjectSpec::analog_value(667, "Runaway Loop").description("Reading or writing it never returns"))?;
+        store.add(ObjectSpec::analog_value(668, "Memory Bomb").description("Reading or writing it exhausts memory"))?;
+        store.add(
+            ObjectSpec::binary_value(669, "Poison State")
+                .description("While active, exported state is refused on import")
+                .active_text("Poisoned")
+                .inactive_text("Clean"),
+        )?;
+        Ok(Misbehave { settings })
+    }
+
+    fn tick(&mut self, _: &mut Store, _: DateTime) {
+        self.settings.on_tick.happen("tick");
+    }
+
+    fn read_property(&self, store: &Store, target: &PropertyRef) -> Result<AnyValue, BacnetError> {
+        failure_of(target.object).happen(&format!("read of {}", target.object));
+        store.read(target)
+    }
+
+    fn write_property(&mut self, store: &mut Store, write: &Write) -> Result<(), BacnetError> {
+        failure_of(write.target.object).happen(&format!("write to {}", write.target.object));
+        store.write(write)
+    }
+
+    fn export_state(&self, store: &Store) -> Vec<u8> {
+        if store.binary(POISON) == Some(true) { POISONED.to_vec() } else { Vec::new() }
+    }
+
+    fn import_state(&mut self, _: &mut Store, state: &[u8]) -> Result<(), String> {
+        self.settings.on_import.happen("import-state");
+        if state.starts_with(b"bad") {
+            // The model's own bytes: what a poisoned instance exported.
+            return Err(format!("misbehave refuses this state: {}", String::from_utf8_lossy(state)));
+        }
+        Ok(())
+    }
+}
+
+trellis_guest_sdk::register_plugin!(Misbehave);
