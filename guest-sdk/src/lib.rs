@@ -26,6 +26,7 @@
 extern crate self as trellis_guest_sdk;
 
 pub mod host;
+mod instance;
 mod model;
 mod runtime;
 mod state;
@@ -36,6 +37,7 @@ pub mod value;
 pub use bacnet;
 pub use bacnet::services::BacnetError;
 pub use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
+pub use instance::{Instance, Notifications, ReadResult};
 pub use model::{Config, ObjectModel, PluginInfo, PropertyRef, Write};
 pub use store::{Device, ObjectSpec, PresentValue, Store, StoreError};
 pub use time::DateTime;
@@ -77,10 +79,23 @@ pub mod errors {
 ///
 /// Use it once, at the crate root of a `cdylib` built for `wasm32-wasip2`:
 ///
-/// ```ignore
-/// struct Boiler { /* … */ }
-/// impl trellis_guest_sdk::ObjectModel for Boiler { /* … */ }
+/// ```
+/// use trellis_guest_sdk::{Config, ObjectModel, ObjectSpec, PluginInfo, Store};
+///
+/// struct Boiler;
+///
+/// impl ObjectModel for Boiler {
+///     fn describe() -> PluginInfo {
+///         PluginInfo::new("boiler", "1.0.0", "One boiler")
+///     }
+///     fn new(store: &mut Store, _: &Config) -> Result<Self, String> {
+///         store.add(ObjectSpec::binary_output(1, "Boiler Enable"))?;
+///         Ok(Boiler)
+///     }
+/// }
+///
 /// trellis_guest_sdk::register_plugin!(Boiler);
+/// # fn main() {}
 /// ```
 ///
 /// The model is built lazily, by the first call after `describe`, with
@@ -133,6 +148,11 @@ macro_rules! register_plugin {
     };
 }
 
+/// The README's example compiles (and links) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 /// What `register_plugin!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
@@ -147,6 +167,7 @@ pub mod __private {
             export_macro_name: "export",
             default_bindings_module: "::trellis_guest_sdk::__private::bindings",
             runtime_path: "::trellis_guest_sdk::__private::wit_bindgen::rt",
+            additional_derives: [PartialEq],
         });
     }
 

@@ -171,9 +171,8 @@ fn restore(store: &mut Store, id: ObjectIdentifier, p: P, v: &AnyValue) {
         let Some(t) = text() else { return };
         match p {
             P::OBJECT_NAME => {
-                if store.rename(id, t) {
-                    store.device_written.name = true;
-                }
+                let renamed = store.rename(id, t);
+                store.device_written.name |= renamed;
             }
             P::DESCRIPTION => {
                 store.device.description = t;

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod config;
 pub mod model;
 pub mod plugin;
 pub mod server;

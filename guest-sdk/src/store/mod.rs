@@ -5,7 +5,7 @@
 //! [`Store::update`], [`Store::command`], …), which are typed and answer
 //! [`StoreError`] for programming mistakes. And BACnet clients, through
 //! [`Store::read`] and [`Store::write`] (the runtime calls them for the
-//! host), which follow the standard and answer [`BacnetError`]s:
+//! host), which follow the standard and answer [`BacnetError`](crate::BacnetError)s:
 //!
 //! | request | answer |
 //! |---|---|

@@ -96,7 +96,7 @@ pub(crate) fn decode_text(s: &CharacterString) -> Option<String> {
         CharacterSet::UTF_8 => String::from_utf8(s.bytes.clone()).ok(),
         CharacterSet::ISO_8859_1 => Some(s.bytes.iter().map(|b| *b as char).collect()),
         CharacterSet::ISO_10646_UCS_2 => {
-            if s.bytes.len() % 2 != 0 {
+            if !s.bytes.len().is_multiple_of(2) {
                 return None;
             }
             char::decode_utf16(s.bytes.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])))
@@ -104,7 +104,7 @@ pub(crate) fn decode_text(s: &CharacterString) -> Option<String> {
                 .ok()
         }
         CharacterSet::ISO_10646_UCS_4 => {
-            if s.bytes.len() % 4 != 0 {
+            if !s.bytes.len().is_multiple_of(4) {
                 return None;
             }
             s.bytes.chunks_exact(4).map(|c| char::from_u32(u32::from_be_bytes([c[0], c[1], c[2], c[3]]))).collect()

@@ -16,6 +16,9 @@ use clap::{Args, Parser, Subcommand};
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+/// The default `--bind`.
+const DEFAULT_BIND: &str = "127.0.0.1";
+
 /// Trellis: a BACnet/IP client and gateway runtime.
 #[derive(Debug, Parser)]
 #[command(name = "trellis", version, about, long_about = None)]
@@ -23,8 +26,9 @@ use std::time::Duration;
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// What to do; without one, `run` (the gateway on its embedded default).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// Options every subcommand takes.
@@ -33,7 +37,7 @@ pub struct GlobalArgs {
     /// Local IPv4 address to bind, optionally with its prefix length
     /// (IP/PREFIX, e.g. 192.168.1.10/24, gives the subnet broadcast address).
     /// Use your BACnet interface's address on a real network.
-    #[arg(long, global = true, default_value = "127.0.0.1")]
+    #[arg(long, global = true, default_value = DEFAULT_BIND)]
     pub bind: String,
     /// Local UDP port (0 picks a free one; I-Am broadcasts only reach 47808-style shared ports).
     #[arg(long, global = true, default_value_t = 47808)]
@@ -62,7 +66,7 @@ pub enum Command {
     Write(write::WriteArgs),
     /// Who-Is, then each device's object list and object names.
     Discover(discover::DiscoverArgs),
-    /// Run the gateway: serve a BACnet device on the B/IP port until Ctrl-C.
+    /// Run the gateway (the default): serve BACnet devices from plugins until Ctrl-C.
     Run(run::RunArgs),
 }
 
@@ -129,11 +133,14 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
             ..Default::default()
         },
     };
-    if let Command::Run(a) = cli.command {
-        return run::run(config.bip, a).await;
+    let command = cli.command.unwrap_or(Command::Run(run::RunArgs::default()));
+    if let Command::Run(a) = command {
+        let bind = (g.bind != DEFAULT_BIND).then(|| g.bind.clone());
+        let port = (g.port != trellis_bip::DEFAULT_PORT).then_some(g.port);
+        return run::run(bind, port, a).await;
     }
     let client = Client::bind(config).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?;
-    match cli.command {
+    match command {
         Command::Whois(a) => whois::run(&client, a).await,
         Command::Read(a) => read::run_read(&client, a).await,
         Command::Readm(a) => read::run_readm(&client, a).await,

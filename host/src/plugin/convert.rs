@@ -121,6 +121,7 @@ pub fn value_from_wit(v: wit::Value) -> Result<AnyValue> {
 }
 
 /// BACnet Error to WIT.
+#[cfg(test)]
 pub fn error_to_wit(e: BacnetError) -> wit::BacnetError {
     wit::BacnetError { error_class: e.class.0, error_code: e.code.0 }
 }
@@ -186,6 +187,7 @@ pub fn writes_to_wit(writes: &[PropertyWrite]) -> Vec<wit::WriteRequest> {
 }
 
 /// Write request from WIT.
+#[cfg(test)]
 pub fn write_from_wit(w: wit::WriteRequest) -> Result<PropertyWrite> {
     Ok(PropertyWrite { target: target_from_wit(w.target)?, value: value_from_wit(w.value)?, priority: w.priority })
 }
@@ -223,6 +225,7 @@ pub fn datetime_to_wit(t: DateTime) -> wit::Datetime {
 }
 
 /// Time from WIT.
+#[cfg(test)]
 pub fn datetime_from_wit(t: wit::Datetime) -> DateTime {
     DateTime { unix_ms: t.unix_ms, utc_offset_minutes: t.utc_offset_minutes }
 }

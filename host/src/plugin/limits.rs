@@ -49,11 +49,6 @@ impl StoreLimiter {
         StoreLimiter { limits, hits: LimitHits::default() }
     }
 
-    /// The limits.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-
     /// Refusals since the last [`reset`](Self::reset).
     pub fn hits(&self) -> LimitHits {
         self.hits

@@ -122,6 +122,11 @@ pub struct PluginConfig {
     pub snapshot_interval: Duration,
     /// The gateway clock the plugin sees.
     pub clock: HostClock,
+    /// How long a caller waits for any answer before declaring the worker
+    /// stuck outside the guest (where epochs cannot interrupt it, e.g. in a
+    /// WASI sleep) and replacing it. `None`: every queued call running to its
+    /// deadline, plus a second.
+    pub watchdog: Option<Duration>,
 }
 
 impl PluginConfig {
@@ -137,6 +142,7 @@ impl PluginConfig {
             restart: RestartPolicy::default(),
             snapshot_interval: Duration::from_secs(10),
             clock: HostClock::default(),
+            watchdog: None,
         }
     }
 }
@@ -237,7 +243,7 @@ impl PluginModel {
             snapshot_interval: config.snapshot_interval,
             queue_depth: config.queue_depth,
         });
-        let watchdog = watchdog(config.deadline, config.queue_depth);
+        let watchdog = config.watchdog.unwrap_or_else(|| watchdog(config.deadline, config.queue_depth));
         let worker = WorkerHandle::spawn(spec, None).map_err(fail)?;
         let info = worker.info();
         tracing::info!(plugin = &*name, "loaded {} {} ({cache:?})", info.name, info.version);
@@ -321,7 +327,33 @@ impl PluginModel {
     }
 
     async fn submit<T>(&self, job: impl FnOnce(worker::Reply<T>) -> Job) -> Result<T, ModelError> {
-        self.active().submit(job, self.inner.watchdog).await
+        let active = self.active();
+        let answer = active.submit(job, self.inner.watchdog).await;
+        if answer.is_err() && active.needs_replacing() {
+            self.replace_wedged(active);
+        }
+        answer
+    }
+
+    /// A worker stopped answering (stuck in a host call the epoch cannot
+    /// interrupt): start a fresh one from the last snapshot beside it and
+    /// switch to it. The stuck thread exits once it returns and finds its
+    /// queue abandoned.
+    fn replace_wedged(&self, wedged: Arc<WorkerHandle>) {
+        let model = self.clone();
+        tracing::error!(plugin = &*self.inner.name, "worker stopped answering; starting a replacement");
+        tokio::spawn(async move {
+            let old = wedged.clone();
+            let fresh = match tokio::task::spawn_blocking(move || old.respawn()).await {
+                Ok(Ok(fresh)) => fresh,
+                Ok(Err(e)) => return tracing::error!(plugin = &*model.inner.name, "replacement failed: {e}"),
+                Err(e) => return tracing::error!(plugin = &*model.inner.name, "replacement failed: {e}"),
+            };
+            let mut slot = model.inner.active.write().unwrap_or_else(PoisonError::into_inner);
+            if Arc::ptr_eq(&slot, &wedged) {
+                *slot = Arc::new(fresh);
+            }
+        });
     }
 }
 

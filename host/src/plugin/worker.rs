@@ -53,8 +53,6 @@ pub type Reply<T> = oneshot::Sender<Result<T, ModelError>>;
 
 /// One request for the plugin.
 pub enum Job {
-    /// `describe`.
-    Describe(Reply<PluginInfo>),
     /// `objects`.
     Objects(Reply<Vec<ObjectInfo>>),
     /// `read-properties`.
@@ -72,7 +70,6 @@ pub enum Job {
 impl Job {
     fn fail(self, e: ModelError) {
         match self {
-            Job::Describe(r) => drop(r.send(Err(e))),
             Job::Objects(r) => drop(r.send(Err(e))),
             Job::Read(_, r) => drop(r.send(Err(e))),
             Job::Write(_, r) => drop(r.send(Err(e))),
@@ -116,6 +113,10 @@ pub struct Spec {
 pub struct Health {
     disabled: AtomicBool,
     backing_off: AtomicBool,
+    /// The async side gave up waiting: the thread is stuck outside the guest.
+    wedged: AtomicBool,
+    /// A replacement for a wedged worker is being started.
+    replacing: AtomicBool,
     restarts: AtomicU64,
     failures: AtomicU64,
 }
@@ -148,6 +149,7 @@ impl Health {
 /// The async side's handle on a worker.
 pub struct WorkerHandle {
     name: Arc<str>,
+    spec: Arc<Spec>,
     tx: SyncSender<Job>,
     health: Arc<Health>,
     info: PluginInfo,
@@ -165,7 +167,7 @@ impl WorkerHandle {
         let name = spec.name.clone();
         let mut worker = Worker {
             restarts: Restarts::new(spec.restart.clone()),
-            spec,
+            spec: spec.clone(),
             live: None,
             restart_at: None,
             health: health.clone(),
@@ -186,7 +188,23 @@ impl WorkerHandle {
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         let info =
             ready_rx.recv().map_err(|_| "worker thread died while starting".to_string())?.map_err(|e| e.to_string())?;
-        Ok(WorkerHandle { name, tx, health, info, snapshot })
+        Ok(WorkerHandle { name, spec, tx, health, info, snapshot })
+    }
+
+    /// Start a fresh worker to take over from this wedged one: same plugin,
+    /// last snapshot, counters carried over. Blocking, like [`spawn`](Self::spawn).
+    pub fn respawn(&self) -> Result<Self, String> {
+        let fresh = WorkerHandle::spawn(self.spec.clone(), self.snapshot())?;
+        let old = self.health.report();
+        fresh.health.restarts.store(old.restarts + 1, Ordering::Relaxed);
+        fresh.health.failures.store(old.failures + 1, Ordering::Relaxed);
+        Ok(fresh)
+    }
+
+    /// Whether the async side gave up on this worker, and nobody has started
+    /// replacing it yet (true once per worker).
+    pub fn needs_replacing(&self) -> bool {
+        self.health.wedged.load(Ordering::Relaxed) && !self.health.replacing.swap(true, Ordering::Relaxed)
     }
 
     /// What the plugin said it is when this instance started.
@@ -219,10 +237,13 @@ impl WorkerHandle {
         match tokio::time::timeout(watchdog, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(self.disabled()),
-            Err(_) => Err(ModelError::DeadlineExceeded {
-                plugin: self.name.to_string(),
-                limit_ms: watchdog.as_millis() as u64,
-            }),
+            Err(_) => {
+                self.health.wedged.store(true, Ordering::Relaxed);
+                Err(ModelError::DeadlineExceeded {
+                    plugin: self.name.to_string(),
+                    limit_ms: watchdog.as_millis() as u64,
+                })
+            }
         }
     }
 
@@ -291,7 +312,6 @@ impl Worker {
 
     fn handle(&mut self, job: Job) {
         match job {
-            Job::Describe(reply) => drop(reply.send(self.describe())),
             Job::Objects(reply) => {
                 let r = self.call(|p, s| p.trellis_bacnet_object_model().call_objects(s));
                 drop(reply.send(self.convert(r, convert::objects_from_wit)));

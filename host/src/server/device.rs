@@ -51,11 +51,14 @@ pub struct HostDevice {
     pub object_types: Vec<ObjectType>,
     /// Database_Revision.
     pub database_revision: u32,
+    /// Vendor_Identifier, the same in the I-Am and in the property.
+    pub vendor_id: u16,
 }
 
 impl HostDevice {
     /// The properties the host answers for the Device object.
-    pub const OWNED: [P; 10] = [
+    pub const OWNED: [P; 11] = [
+        P::VENDOR_IDENTIFIER,
         P::PROTOCOL_VERSION,
         P::PROTOCOL_REVISION,
         P::PROTOCOL_SERVICES_SUPPORTED,
@@ -76,6 +79,7 @@ impl HostDevice {
     /// The value of a host-owned property.
     pub fn read(&self, p: P) -> Option<AnyValue> {
         Some(match p {
+            P::VENDOR_IDENTIFIER => Value::Unsigned(self.vendor_id as u64).into(),
             P::PROTOCOL_VERSION => Value::Unsigned(1).into(),
             P::PROTOCOL_REVISION => Value::Unsigned(PROTOCOL_REVISION).into(),
             P::PROTOCOL_SERVICES_SUPPORTED => {

@@ -47,7 +47,6 @@ pub struct Server<M> {
     model: M,
     ids: DeviceIdMap,
     host: HostDevice,
-    vendor_id: u16,
 }
 
 /// How a request failed before an answer could be encoded.
@@ -79,8 +78,8 @@ fn denied() -> BacnetError {
 impl<M: ObjectModel> Server<M> {
     /// A server for `model`, presenting its Device object as `host.id`.
     /// `model_device` is the Device object's identifier inside the model.
-    pub fn new(model: M, model_device: ObjectIdentifier, host: HostDevice, vendor_id: u16) -> Self {
-        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host, vendor_id }
+    pub fn new(model: M, model_device: ObjectIdentifier, host: HostDevice) -> Self {
+        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host }
     }
 
     /// The model.
@@ -99,7 +98,7 @@ impl<M: ObjectModel> Server<M> {
             device: self.host.id,
             max_apdu_length_accepted: MAX_APDU,
             segmentation_supported: Segmentation::NO_SEGMENTATION,
-            vendor_id: self.vendor_id,
+            vendor_id: self.host.vendor_id,
         };
         encode(Apdu::UnconfirmedRequest { service: U::I_AM, body: &i_am.to_vec() }).apdu
     }

@@ -33,7 +33,7 @@ fn tmp_dir(name: &str) -> PathBuf {
 }
 
 fn misbehave_path() -> PathBuf {
-    std::env::var_os("TRELLIS_TEST_MISBEHAVE").map_or_else(|| builtin::MISBEHAVE_PATH.into(), PathBuf::from)
+    builtin::MISBEHAVE_PATH.into()
 }
 
 fn load_misbehave(name: &str, restart: RestartPolicy) -> PluginModel {
@@ -64,6 +64,62 @@ async fn write_real(model: &impl ObjectModel, object: ObjectIdentifier, v: f32) 
     let w = PropertyWrite { target: pv(object), value: Value::Real(v).into(), priority: Some(8) };
     let results = model.write(vec![w]).await.expect("write call");
     assert_eq!(results, vec![Ok(())]);
+}
+
+fn id(object_type: ObjectType, instance: u32) -> ObjectIdentifier {
+    ObjectIdentifier::new(object_type, instance).unwrap()
+}
+
+#[tokio::test]
+async fn the_demo_building_serves_reads_and_writes_through_the_object_model() {
+    let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("demo")).expect("load");
+    assert_eq!(model.describe().name, "demo-building");
+    let objects = model.objects().await.unwrap();
+    let names: Vec<_> = objects.iter().map(|o| (o.id, o.name.as_str())).collect();
+    assert!(names.contains(&(id(ObjectType::DEVICE, 389001), "Trellis Demo Building")), "{names:?}");
+    assert!(names.contains(&(av(1), "Zone Setpoint")), "{names:?}");
+
+    write_real(&model, av(1), 23.5).await;
+    assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(23.5).into());
+
+    // One crossing answers a whole ReadPropertyMultiple, ALL expanded in place.
+    let all = PropertyTarget { object: av(1), property: PropertyIdentifier::ALL, array_index: None };
+    let unknown = pv(av(999));
+    let answer = model.read(vec![pv(av(1)), all, unknown]).await.unwrap();
+    assert_eq!(answer.len(), 3);
+    assert_eq!(answer[0].len(), 1);
+    assert!(answer[1].len() > 5 && answer[1].iter().all(|r| r.outcome.is_ok()), "{:?}", answer[1]);
+    assert!(answer[2][0].outcome.is_err());
+}
+
+#[tokio::test]
+async fn ticks_move_the_demo_building_and_its_changes_reach_the_feed() {
+    let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("demo-ticks")).unwrap();
+    let changes = model.changes();
+    let start = trellis::model::DateTime { unix_ms: 1_750_000_000_000, utc_offset_minutes: 0 };
+    for minutes in 0..10u64 {
+        let now = trellis::model::DateTime { unix_ms: start.unix_ms + minutes * 300_000, ..start };
+        model.tick(now).await.expect("tick");
+    }
+    let c = changes.take();
+    assert!(!c.values.is_empty(), "{c:?}");
+}
+
+#[tokio::test]
+async fn the_data_directory_is_preopened_as_slash_data() {
+    let dir = tmp_dir(&format!("demo-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("objects.toml"),
+        "[device]\ninstance = 4242\nname = \"From Data\"\n\n[[object]]\ntype = \"analog-value\"\ninstance = 77\nname = \"Seventy-Seven\"\nvalue = 7.0\n",
+    )
+    .unwrap();
+    let config = PluginConfig { data_dir: Some(dir.clone()), ..PluginConfig::new("demo-data") };
+    let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, config).unwrap();
+    let objects = model.objects().await.unwrap();
+    assert!(objects.iter().any(|o| o.id == av(77) && o.name == "Seventy-Seven"), "{objects:?}");
+    assert!(objects.iter().any(|o| o.id == id(ObjectType::DEVICE, 4242)), "{objects:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

@@ -108,7 +108,8 @@ impl ObjectModel for BulkObjects {
         if state.is_empty() {
             return Ok(());
         }
-        let b: [u8; 16] = state.try_into().map_err(|_| format!("bulk-objects state is {} bytes, not 16", state.len()))?;
+        let b: [u8; 16] =
+            state.try_into().map_err(|_| format!("bulk-objects state is {} bytes, not 16", state.len()))?;
         let next = u64::from_le_bytes(b[..8].try_into().unwrap_or_default()) as usize;
         self.next = if next < self.ids.len() { next } else { 0 };
         self.ticks = u64::from_le_bytes(b[8..].try_into().unwrap_or_default());
@@ -117,3 +118,58 @@ impl ObjectModel for BulkObjects {
 }
 
 trellis_guest_sdk::register_plugin!(BulkObjects);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis_guest_sdk::Instance;
+    use trellis_guest_sdk::bacnet::ObjectType;
+
+    fn ai(instance: u32) -> ObjectIdentifier {
+        ObjectIdentifier { object_type: ObjectType::ANALOG_INPUT, instance }
+    }
+
+    fn data_dir(name: &str, bulk_toml: &str) -> Config {
+        let dir = std::env::temp_dir().join(format!("trellis-bulk-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bulk.toml"), bulk_toml).unwrap();
+        Config::at(dir)
+    }
+
+    #[test]
+    fn without_a_configuration_there_are_a_thousand_analog_inputs() {
+        let i = Instance::<BulkObjects>::start(&Config::none()).unwrap();
+        assert_eq!(i.store().len(), 1000);
+        assert_eq!(i.store().device_id().instance, 389_002);
+        assert_eq!(i.store().name(ai(1000)), Some("Bulk AI 1000"));
+        assert_eq!(i.store().analog(ai(1)), Some(value(1, 0)));
+    }
+
+    #[test]
+    fn each_tick_moves_changes_per_tick_objects_round_robin() {
+        let mut i = Instance::<BulkObjects>::start(&data_dir("rr", "count = 5\nchanges_per_tick = 3\n")).unwrap();
+        i.tick(DateTime::default());
+        assert_eq!(i.take_notifications().values_changed, [ai(1), ai(2), ai(3)]);
+        i.tick(DateTime::default());
+        assert_eq!(i.take_notifications().values_changed, [ai(1), ai(4), ai(5)]);
+        assert_eq!(i.store().analog(ai(1)), Some(value(1, 2)));
+    }
+
+    #[test]
+    fn the_count_comes_from_bulk_toml_and_is_bounded() {
+        let i = Instance::<BulkObjects>::start(&data_dir("count", "count = 20000\ndevice_instance = 7\n")).unwrap();
+        assert_eq!(i.store().len(), 20_000);
+        assert_eq!(i.store().device_id().instance, 7);
+        assert!(Instance::<BulkObjects>::start(&data_dir("big", "count = 100001\n")).is_err());
+        assert!(Instance::<BulkObjects>::start(&data_dir("typo", "cuont = 1\n")).is_err());
+    }
+
+    #[test]
+    fn the_rotation_survives_a_swap() {
+        let mut a = Instance::<BulkObjects>::start(&Config::none()).unwrap();
+        a.tick(DateTime::default());
+        let mut b = Instance::<BulkObjects>::start(&Config::none()).unwrap();
+        b.import_state(&a.export_state()).unwrap();
+        assert_eq!((b.model().next, b.model().ticks), (10, 1));
+    }
+}

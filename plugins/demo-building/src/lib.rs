@@ -45,7 +45,7 @@ impl ObjectModel for DemoBuilding {
     }
 
     fn export_state(&self, _: &Store) -> Vec<u8> {
-        self.sim.to_bytes()
+        self.sim.state_bytes()
     }
 
     fn import_state(&mut self, _: &mut Store, state: &[u8]) -> Result<(), String> {
@@ -113,7 +113,9 @@ mod tests {
         let (mut store, mut model) = building();
         let zone = id(ObjectType::ANALOG_INPUT, 1);
         let setpoint = id(ObjectType::ANALOG_VALUE, 1);
-        store.write(&Write::new(setpoint, P::PRESENT_VALUE, trellis_guest_sdk::Value::Real(23.0)).at_priority(8)).unwrap();
+        store
+            .write(&Write::new(setpoint, P::PRESENT_VALUE, trellis_guest_sdk::Value::Real(23.0)).at_priority(8))
+            .unwrap();
         run(&mut store, &mut model, TUESDAY_10H, 60);
         let t = store.analog(zone).unwrap();
         assert!((22.0..=23.5).contains(&t), "zone at {t} °C after an hour toward 23 °C");

@@ -207,11 +207,11 @@ impl Sim {
     }
 
     /// The state for a hot swap: zone, supply and integral, little-endian f64.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub fn state_bytes(&self) -> Vec<u8> {
         [self.zone, self.supply, self.integral].iter().flat_map(|x| x.to_le_bytes()).collect()
     }
 
-    /// Take over [`to_bytes`](Self::to_bytes) (empty: a version with no
+    /// Take over [`state_bytes`](Self::state_bytes) (empty: a version with no
     /// state; keep the configured start).
     pub fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
         if bytes.is_empty() {

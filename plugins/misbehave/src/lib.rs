@@ -162,3 +162,58 @@ impl ObjectModel for Misbehave {
 }
 
 trellis_guest_sdk::register_plugin!(Misbehave);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis_guest_sdk::{Instance, PropertyIdentifier as P, Value};
+
+    fn start() -> Instance<Misbehave> {
+        Instance::start(&Config::none()).unwrap()
+    }
+
+    #[test]
+    fn the_normal_value_behaves() {
+        let mut i = start();
+        let r = i.write(&[Write::new(av(1), P::PRESENT_VALUE, Value::Real(4.0)).at_priority(8)]);
+        assert_eq!(r, [Ok(())]);
+        assert_eq!(i.store().analog(av(1)), Some(4.0));
+        assert_eq!(i.read(&[PropertyRef::new(POISON, P::PRESENT_VALUE)])[0][0].1, Ok(Value::Enumerated(0).into()));
+    }
+
+    #[test]
+    #[should_panic(expected = "misbehave: trap on read of analog-value,666")]
+    fn reading_the_trap_object_panics() {
+        start().read(&[PropertyRef::new(TRAP, P::PRESENT_VALUE)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "misbehave: trap on write to analog-value,666")]
+    fn writing_the_trap_object_panics() {
+        start().write(&[Write::new(TRAP, P::PRESENT_VALUE, Value::Real(1.0))]);
+    }
+
+    #[test]
+    fn a_state_starting_with_bad_is_refused() {
+        let mut i = start();
+        assert!(i.import_state(b"bad").unwrap_err().contains("not a Trellis object-model state"));
+    }
+
+    #[test]
+    fn a_poisoned_instance_exports_state_that_every_instance_refuses() {
+        let mut old = start();
+        assert_eq!(old.write(&[Write::new(POISON, P::PRESENT_VALUE, Value::Enumerated(1))]), [Ok(())]);
+        let mut new = start();
+        let e = new.import_state(&old.export_state()).unwrap_err();
+        assert!(e.contains("misbehave refuses this state"), "{e}");
+        let clean = start();
+        new.import_state(&clean.export_state()).unwrap();
+    }
+
+    #[test]
+    fn the_configuration_names_a_failure_per_export() {
+        let s: Settings = toml::from_str("on_tick = \"loop\"\non_import = \"memory\"\n").unwrap();
+        assert_eq!((s.on_start, s.on_tick, s.on_import), (Failure::None, Failure::Loop, Failure::Memory));
+        assert!(toml::from_str::<Settings>("on_tick = \"explode\"\n").is_err());
+    }
+}

@@ -1,0 +1,202 @@
+//! The gateway's TOML configuration: which devices to serve, on which ports,
+//! with which plugins and limits. Without a file, [`Config::embedded`] serves
+//! the built-in `demo-building` plugin on 127.0.0.1:47808.
+//!
+//! ```toml
+//! [engine]
+//! cache_dir = "/var/cache/trellis"      # compiled plugins; optional
+//!
+//! [[device]]
+//! bind = "192.168.1.10/24"              # IP[/PREFIX]
+//! port = 47808
+//! instance = 389001                     # optional: override the model's Device instance
+//! vendor_id = 999
+//! plugin = "builtin:demo-building"      # or a path to a .wasm component
+//! data_dir = "/var/lib/trellis/demo"    # optional, the plugin's /data
+//! tick_ms = 1000
+//! memory_mb = 64
+//! deadline_ms = 100
+//! ```
+//!
+//! One device per B/IP port: several devices behind one port need the
+//! virtual network of the router, which is later work.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Engine settings.
+    #[serde(default)]
+    pub engine: EngineSection,
+    /// Devices to serve.
+    #[serde(rename = "device")]
+    pub devices: Vec<DeviceSection>,
+}
+
+/// `[engine]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSection {
+    /// Directory for compiled plugins (`.cwasm`); default: the user cache dir.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// One `[[device]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSection {
+    /// `IP` or `IP/PREFIX` to bind.
+    #[serde(default = "default_bind")]
+    pub bind: String,
+    /// UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Device instance presented on the network; default: the model's.
+    pub instance: Option<u32>,
+    /// Vendor_Identifier.
+    #[serde(default = "default_vendor")]
+    pub vendor_id: u16,
+    /// `builtin:demo-building`, `builtin:bulk-objects`, or a `.wasm` path
+    /// (relative paths are relative to the config file).
+    #[serde(default = "default_plugin")]
+    pub plugin: String,
+    /// Host directory the plugin sees as `/data`.
+    pub data_dir: Option<PathBuf>,
+    /// Milliseconds between `tick` calls.
+    #[serde(default = "default_tick")]
+    pub tick_ms: u64,
+    /// Plugin memory limit in MiB.
+    #[serde(default = "default_memory")]
+    pub memory_mb: u64,
+    /// Per-call time limit in milliseconds.
+    #[serde(default = "default_deadline")]
+    pub deadline_ms: u64,
+}
+
+fn default_bind() -> String {
+    "127.0.0.1".into()
+}
+fn default_port() -> u16 {
+    trellis_bip::DEFAULT_PORT
+}
+fn default_vendor() -> u16 {
+    999
+}
+fn default_plugin() -> String {
+    "builtin:demo-building".into()
+}
+fn default_tick() -> u64 {
+    1000
+}
+fn default_memory() -> u64 {
+    64
+}
+fn default_deadline() -> u64 {
+    100
+}
+
+impl Default for DeviceSection {
+    fn default() -> Self {
+        DeviceSection {
+            bind: default_bind(),
+            port: default_port(),
+            instance: None,
+            vendor_id: default_vendor(),
+            plugin: default_plugin(),
+            data_dir: None,
+            tick_ms: default_tick(),
+            memory_mb: default_memory(),
+            deadline_ms: default_deadline(),
+        }
+    }
+}
+
+/// Where a device's plugin comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginRef {
+    /// Compiled into the binary.
+    Builtin(&'static str),
+    /// A component file.
+    File(PathBuf),
+}
+
+impl DeviceSection {
+    /// Resolve `plugin` (relative paths against `base`).
+    pub fn plugin_ref(&self, base: &Path) -> anyhow::Result<PluginRef> {
+        match self.plugin.strip_prefix("builtin:") {
+            Some("demo-building") => Ok(PluginRef::Builtin("demo-building")),
+            Some("bulk-objects") => Ok(PluginRef::Builtin("bulk-objects")),
+            Some(other) => anyhow::bail!("unknown built-in plugin `{other}` (built in: demo-building, bulk-objects)"),
+            None => Ok(PluginRef::File(base.join(&self.plugin))),
+        }
+    }
+}
+
+impl Config {
+    /// One device: the built-in demo building on 127.0.0.1:47808.
+    pub fn embedded() -> Self {
+        Config { engine: EngineSection::default(), devices: vec![DeviceSection::default()] }
+    }
+
+    /// Parse a configuration; errors name the line and the key.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let c: Config = toml::from_str(text)?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Read and parse a configuration file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        Self::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(!self.devices.is_empty(), "no [[device]] to serve");
+        let mut ports = std::collections::HashSet::new();
+        for (i, d) in self.devices.iter().enumerate() {
+            let n = i + 1;
+            anyhow::ensure!(
+                d.instance.is_none_or(|i| i < bacnet::ObjectIdentifier::MAX_INSTANCE),
+                "device {n}: instance must be 0..=4194302"
+            );
+            anyhow::ensure!(d.tick_ms >= 10, "device {n}: tick_ms must be at least 10");
+            anyhow::ensure!((1..=4096).contains(&d.memory_mb), "device {n}: memory_mb must be 1..=4096");
+            anyhow::ensure!((1..=60_000).contains(&d.deadline_ms), "device {n}: deadline_ms must be 1..=60000");
+            trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;
+            anyhow::ensure!(
+                d.port == 0 || ports.insert((d.bind.clone(), d.port)),
+                "device {n}: {}:{} is already used by another device (one device per port)",
+                d.bind,
+                d.port
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minimal_file_takes_the_defaults() {
+        let c = Config::parse("[[device]]\nport = 47900\n").unwrap();
+        assert_eq!(c.devices[0].plugin, "builtin:demo-building");
+        assert_eq!(c.devices[0].port, 47900);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = Config::parse("[[device]]\nprot = 1\n").unwrap_err().to_string();
+        assert!(e.contains("prot"), "{e}");
+        let e = Config::parse("[[device]]\nport = 47900\n[[device]]\nport = 47900\n").unwrap_err().to_string();
+        assert!(e.contains("one device per port"), "{e}");
+        let e = Config::parse("[[device]]\ninstance = 4194303\n").unwrap_err().to_string();
+        assert!(e.contains("instance"), "{e}");
+        assert!(Config::parse("device = []\n").is_err());
+    }
+}
