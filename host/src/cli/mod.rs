@@ -39,9 +39,9 @@ pub struct GlobalArgs {
     /// Use your BACnet interface's address on a real network.
     #[arg(long, global = true, default_value = DEFAULT_BIND)]
     pub bind: String,
-    /// Local UDP port (0 picks a free one; I-Am broadcasts only reach 47808-style shared ports).
-    #[arg(long, global = true, default_value_t = 47808)]
-    pub port: u16,
+    /// Local UDP port [default: 47808, or a free one if 47808 is taken].
+    #[arg(long, global = true)]
+    pub port: Option<u16>,
     /// Broadcast address (default: 127.255.255.255 on loopback, else 255.255.255.255).
     #[arg(long, global = true)]
     pub broadcast: Option<Ipv4Addr>,
@@ -122,10 +122,12 @@ impl From<anyhow::Error> for Failure {
 /// Run a parsed command line.
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let g = &cli.global;
+    let port_given = g.port.is_some();
     let config = ClientConfig {
         bip: trellis_bip::BipConfig {
             broadcast: g.broadcast,
-            ..trellis_bip::BipConfig::from_cidr(&g.bind, g.port).map_err(|e| Failure::usage(format!("--bind: {e}")))?
+            ..trellis_bip::BipConfig::from_cidr(&g.bind, g.port.unwrap_or(trellis_bip::DEFAULT_PORT))
+                .map_err(|e| Failure::usage(format!("--bind: {e}")))?
         },
         tsm: bacnet::tsm::TsmConfig {
             apdu_timeout: Duration::from_millis(g.timeout_ms),
@@ -136,10 +138,21 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let command = cli.command.unwrap_or(Command::Run(run::RunArgs::default()));
     if let Command::Run(a) = command {
         let bind = (g.bind != DEFAULT_BIND).then(|| g.bind.clone());
-        let port = (g.port != trellis_bip::DEFAULT_PORT).then_some(g.port);
+        let port = g.port;
         return run::run(bind, port, a).await;
     }
-    let client = Client::bind(config).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?;
+    let client = match Client::bind(config).await {
+        Ok(c) => c,
+        // The default port is taken (a gateway runs here): use a free one,
+        // still broadcasting to the network's port. Devices answer us directly.
+        Err(e) if e.source.kind() == std::io::ErrorKind::AddrInUse && !port_given => {
+            let mut fallback = config;
+            fallback.bip.broadcast_port = Some(fallback.bip.bind.port());
+            fallback.bip.bind.set_port(0);
+            Client::bind(fallback).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?
+        }
+        Err(e) => return Err(Failure { code: exit::OTHER, message: e.to_string() }),
+    };
     match command {
         Command::Whois(a) => whois::run(&client, a).await,
         Command::Read(a) => read::run_read(&client, a).await,

@@ -11,5 +11,5 @@ wasmtime::component::bindgen!({
     world: "object-model-plugin",
 });
 
-pub use trellis::bacnet::host;
-pub use trellis::bacnet::types;
+pub use self::trellis::bacnet::host;
+pub use self::trellis::bacnet::types;

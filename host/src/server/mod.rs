@@ -93,7 +93,10 @@ async fn answer<M: ObjectModel>(server: &Server<M>, handle: &BipHandle, r: Recei
     if n.encode(&mut out).is_err() {
         return;
     }
-    let sent = if reply.broadcast && npdu.source.is_none() {
+    // A requester on another UDP port cannot hear our broadcasts (on
+    // loopback every process has its own port): answer it directly.
+    let reachable_by_broadcast = r.source.port() == handle.local_addr().port();
+    let sent = if reply.broadcast && npdu.source.is_none() && reachable_by_broadcast {
         handle.send_broadcast(&out).await
     } else {
         handle.send_unicast(r.source, &out).await

@@ -65,7 +65,7 @@ impl ObjectModel for BulkObjects {
 
     fn new(store: &mut Store, files: &Config) -> Result<Self, String> {
         let text = files.read_to_string("bulk.toml")?.unwrap_or_default();
-        let s: Settings = toml::from_str(&text).map_err(|e| format!("/data/bulk.toml: {e}"))?;
+        let s: Settings = basic_toml::from_str(&text).map_err(|e| format!("/data/bulk.toml: {e}"))?;
         if s.count > MAX_COUNT {
             return Err(format!("/data/bulk.toml: count {} is above {MAX_COUNT}", s.count));
         }

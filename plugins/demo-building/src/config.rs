@@ -112,7 +112,7 @@ pub struct Config {
 
 /// Parse and check `text` (`origin` names it in errors).
 pub fn parse(text: &str, origin: &str) -> Result<Config, String> {
-    let file: File = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    let file: File = basic_toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
     let d = file.device;
     let mut device = Device::new(d.instance.unwrap_or(Device::DEFAULT_INSTANCE), "Trellis Demo Building");
     device.model_name = "demo-building".into();

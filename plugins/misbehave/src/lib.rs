@@ -114,7 +114,7 @@ impl ObjectModel for Misbehave {
 
     fn new(store: &mut Store, files: &Config) -> Result<Self, String> {
         let text = files.read_to_string("misbehave.toml")?.unwrap_or_default();
-        let settings: Settings = toml::from_str(&text).map_err(|e| format!("/data/misbehave.toml: {e}"))?;
+        let settings: Settings = basic_toml::from_str(&text).map_err(|e| format!("/data/misbehave.toml: {e}"))?;
         settings.on_start.happen("start");
         let mut device = Device::new(settings.device_instance.unwrap_or(389_666), "Trellis Misbehave");
         device.model_name = "misbehave".into();
@@ -212,8 +212,8 @@ mod tests {
 
     #[test]
     fn the_configuration_names_a_failure_per_export() {
-        let s: Settings = toml::from_str("on_tick = \"loop\"\non_import = \"memory\"\n").unwrap();
+        let s: Settings = basic_toml::from_str("on_tick = \"loop\"\non_import = \"memory\"\n").unwrap();
         assert_eq!((s.on_start, s.on_tick, s.on_import), (Failure::None, Failure::Loop, Failure::Memory));
-        assert!(toml::from_str::<Settings>("on_tick = \"explode\"\n").is_err());
+        assert!(basic_toml::from_str::<Settings>("on_tick = \"explode\"\n").is_err());
     }
 }

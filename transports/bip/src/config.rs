@@ -17,12 +17,16 @@ pub struct BipConfig {
     pub broadcast: Option<Ipv4Addr>,
     /// The interface's network prefix length, as in `192.168.1.10/24`.
     pub prefix: Option<u8>,
+    /// The UDP port broadcasts go to; `None` is the bound port. A client on
+    /// an ephemeral port sets the network's port (47808) here; it then
+    /// receives no broadcasts itself and relies on unicast answers.
+    pub broadcast_port: Option<u16>,
 }
 
 impl BipConfig {
     /// Bind `ip:port` with the default broadcast address.
     pub fn new(ip: Ipv4Addr, port: u16) -> Self {
-        BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix: None }
+        BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix: None, broadcast_port: None }
     }
 
     /// Parse `IP` or `IP/PREFIX` (the bacpypes3 convention) with `port`.
@@ -36,7 +40,7 @@ impl BipConfig {
             None => (s, None),
         };
         let ip: Ipv4Addr = ip.parse().map_err(|_| format!("invalid IPv4 address `{ip}`"))?;
-        Ok(BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix })
+        Ok(BipConfig { bind: SocketAddrV4::new(ip, port), broadcast: None, prefix, broadcast_port: None })
     }
 
     /// The broadcast address in force.

@@ -37,7 +37,8 @@ pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {
         SocketAddr::V4(a) => a,
         SocketAddr::V6(_) => unreachable!("bound an IPv4 socket"),
     };
-    let broadcast_target = SocketAddrV4::new(config.broadcast_ip(), local.port());
+    let broadcast_port = config.broadcast_port.unwrap_or(local.port());
+    let broadcast_target = SocketAddrV4::new(config.broadcast_ip(), broadcast_port);
     if *broadcast_target.ip() == std::net::Ipv4Addr::BROADCAST && !local.ip().is_unspecified() {
         tracing::warn!(
             bind = %local,
@@ -45,11 +46,12 @@ pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {
              (e.g. Who-Is from other tools) will not be received; bind as IP/PREFIX, e.g. 192.168.1.10/24"
         );
     }
-    let broadcast_rx = if !local.ip().is_unspecified() && *broadcast_target.ip() != *local.ip() {
-        Some(open_socket(broadcast_target, true).map_err(|source| BindError::new(broadcast_target, source))?)
-    } else {
-        None
-    };
+    let broadcast_rx =
+        if !local.ip().is_unspecified() && *broadcast_target.ip() != *local.ip() && broadcast_port == local.port() {
+            Some(open_socket(broadcast_target, true).map_err(|source| BindError::new(broadcast_target, source))?)
+        } else {
+            None
+        };
     let unicast = Arc::new(unicast);
     let handle = BipHandle::new(unicast.clone(), local, broadcast_target);
     let driver = BipDriver::new(unicast, broadcast_rx, local);
