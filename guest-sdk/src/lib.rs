@@ -17,9 +17,10 @@
 //! - [`value`]: typed helpers over the `bacnet` core's [`AnyValue`] and
 //!   [`Value`], and the conversion to and from the interface's flat `value`.
 //! - [`host`]: the host's imports (log, clock).
-//!
-//! Everything runs natively too (host imports fall back to stderr and the
-//! system clock), so a model's logic is unit-tested with `cargo test`.
+//! - [`Instance`]: a model with its store, driven the way the host drives a
+//!   component. Everything runs natively too (host imports fall back to
+//!   stderr and the system clock), so a model's logic is unit-tested with
+//!   `cargo test` and no WebAssembly.
 //!
 //! The guide with a complete example is this crate's README.
 

@@ -6,6 +6,7 @@
 //!   (PARTIAL: its Device object only, until the plugin runtime lands).
 //! - [`cli`]: the `trellis` command line.
 
+pub mod admin;
 pub mod cli;
 pub mod client;
 pub mod config;

@@ -33,6 +33,7 @@ mod write;
 
 pub(crate) use object::{Class, Command, Kind, Object, Role, Written};
 pub use object::{Device, ObjectSpec, PresentValue, StoreError};
+pub use write::{DEFAULT_PRIORITY, MINIMUM_ON_OFF_PRIORITY};
 
 use crate::DateTime;
 use bacnet::{EventState, ObjectIdentifier, ObjectType, Reliability};

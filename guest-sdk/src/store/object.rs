@@ -70,7 +70,8 @@ impl From<BinaryPV> for PresentValue {
 }
 
 /// The Device object's properties that the model serves. The host adds the
-/// protocol properties (Protocol_Revision, Max_APDU_Length_Accepted, …).
+/// protocol properties (Protocol_Revision, Max_APDU_Length_Accepted, …) and
+/// Vendor_Identifier, which must match its I-Am.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
     /// The Device object's instance (0..=4,194,302).
@@ -83,8 +84,6 @@ pub struct Device {
     pub location: String,
     /// Vendor_Name.
     pub vendor_name: String,
-    /// Vendor_Identifier (ASHRAE-assigned).
-    pub vendor_identifier: u16,
     /// Model_Name.
     pub model_name: String,
     /// Firmware_Revision.
@@ -108,7 +107,6 @@ impl Device {
             description: String::new(),
             location: String::new(),
             vendor_name: "Trellis".into(),
-            vendor_identifier: 0,
             model_name: "Trellis gateway".into(),
             firmware_revision: env!("CARGO_PKG_VERSION").into(),
             application_software_version: String::new(),

@@ -24,14 +24,14 @@ const R: bool = true;
 const O: bool = false;
 
 /// The Device object's properties served by the model (the host adds its
-/// protocol properties to the Device object, Property_List included).
+/// protocol properties and Vendor_Identifier to the Device object, and to
+/// its Property_List and ALL/REQUIRED answers).
 const DEVICE: &[(P, bool)] = &[
     (P::OBJECT_IDENTIFIER, R),
     (P::OBJECT_NAME, R),
     (P::OBJECT_TYPE, R),
     (P::SYSTEM_STATUS, R),
     (P::VENDOR_NAME, R),
-    (P::VENDOR_IDENTIFIER, R),
     (P::MODEL_NAME, R),
     (P::FIRMWARE_REVISION, R),
     (P::APPLICATION_SOFTWARE_VERSION, R),
@@ -215,7 +215,6 @@ impl Store {
             P::OBJECT_TYPE => one(Value::Enumerated(ObjectType::DEVICE.0)),
             P::SYSTEM_STATUS => one(Value::Enumerated(d.system_status.0)),
             P::VENDOR_NAME => one(text(&d.vendor_name)),
-            P::VENDOR_IDENTIFIER => one(Value::Unsigned(d.vendor_identifier as u64)),
             P::MODEL_NAME => one(text(&d.model_name)),
             P::FIRMWARE_REVISION => one(text(&d.firmware_revision)),
             P::APPLICATION_SOFTWARE_VERSION => one(text(&d.application_software_version)),

@@ -13,12 +13,12 @@ fn the_device_object_reads_its_identity() {
     assert_eq!(read(&s, DEVICE, P::OBJECT_TYPE), Ok(prim(Value::Enumerated(8))));
     assert_eq!(read(&s, DEVICE, P::SYSTEM_STATUS), Ok(prim(Value::Enumerated(0))), "operational");
     assert_eq!(read(&s, DEVICE, P::VENDOR_NAME), Ok(text("Trellis")));
-    assert_eq!(read(&s, DEVICE, P::VENDOR_IDENTIFIER), Ok(prim(Value::Unsigned(0))));
     assert_eq!(read(&s, DEVICE, P::LOCATION), Ok(text("Lab")));
     assert!(read(&s, DEVICE, P::MODEL_NAME).is_ok());
     assert!(read(&s, DEVICE, P::FIRMWARE_REVISION).is_ok());
     assert!(read(&s, DEVICE, P::APPLICATION_SOFTWARE_VERSION).is_ok());
     assert_eq!(read(&s, DEVICE, P::PROTOCOL_REVISION), Err(UNKNOWN_PROPERTY), "the host's, not the model's");
+    assert_eq!(read(&s, DEVICE, P::VENDOR_IDENTIFIER), Err(UNKNOWN_PROPERTY), "the host's: it must match the I-Am");
 }
 
 #[test]
@@ -79,6 +79,6 @@ fn name_description_and_location_of_the_device_are_writable_and_nothing_else() {
 fn the_device_property_list_is_the_models_part() {
     let s = store();
     let list = s.property_list(DEVICE).unwrap();
-    assert!(list.contains(&P::OBJECT_LIST) && list.contains(&P::VENDOR_IDENTIFIER));
+    assert!(list.contains(&P::OBJECT_LIST) && list.contains(&P::VENDOR_NAME));
     assert!(!list.contains(&P::OBJECT_NAME) && !list.contains(&P::PROPERTY_LIST));
 }

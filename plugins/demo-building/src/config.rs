@@ -27,7 +27,6 @@ struct DeviceSection {
     location: Option<String>,
     model_name: Option<String>,
     vendor_name: Option<String>,
-    vendor_identifier: Option<u16>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,9 +130,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, String> {
     }
     if let Some(v) = d.vendor_name {
         device.vendor_name = v;
-    }
-    if let Some(v) = d.vendor_identifier {
-        device.vendor_identifier = v;
     }
     let mut objects = Vec::with_capacity(file.objects.len());
     for (i, o) in file.objects.into_iter().enumerate() {

@@ -1,0 +1,210 @@
+//! The local admin API of a running gateway: a Unix-domain socket that
+//! `trellis plugin swap` and `trellis plugin status` talk to.
+//!
+//! Local-only by construction: the socket lives in a directory only the
+//! gateway's user can enter (mode 0700), the socket itself is mode 0600, and
+//! every connection's peer credentials are checked — only the same user or
+//! root is served. One JSON request per line, one JSON answer per line.
+//!
+//! Must never: listen on a network address, follow a request from another
+//! user, or leave a device without a working plugin (a failed swap keeps the
+//! old instance serving).
+
+use crate::plugin::{PluginConfig, PluginEngine, PluginModel, PluginSource};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+/// A request to the gateway.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Request {
+    /// Replace a device's plugin with the component in `file`, handing its
+    /// state across.
+    Swap {
+        /// Device instance as served on the network.
+        device: u32,
+        /// Path of the new component, as the gateway sees it.
+        file: PathBuf,
+    },
+    /// What is served.
+    Status,
+}
+
+/// The gateway's answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum Response {
+    /// The swap happened.
+    Swapped {
+        /// Device instance.
+        device: u32,
+        /// The plugin now serving, "name version".
+        plugin: String,
+        /// Time to load and instantiate the new component, in milliseconds.
+        load_ms: f64,
+        /// Time from the state export to the new instance serving, in microseconds.
+        pause_us: f64,
+    },
+    /// Devices served and their plugins.
+    Status {
+        /// One entry per device: instance → "name version".
+        devices: BTreeMap<u32, String>,
+    },
+    /// The request failed; the gateway is unchanged.
+    Failed {
+        /// Why, in one line.
+        error: String,
+    },
+}
+
+/// Checks a component file before it may replace a running plugin.
+pub type Vetting = Arc<dyn Fn(&Path, &[u8]) -> Result<(), String> + Send + Sync>;
+
+/// What the admin API may act on.
+pub struct Admin {
+    engine: PluginEngine,
+    devices: BTreeMap<u32, (PluginModel, PluginConfig)>,
+    vet: Vetting,
+}
+
+impl Admin {
+    /// An admin API over `devices` (instance → running model and the config
+    /// it was loaded with). `vet` runs the signature/capability policy on
+    /// every component before it is loaded.
+    pub fn new(engine: PluginEngine, devices: BTreeMap<u32, (PluginModel, PluginConfig)>, vet: Vetting) -> Self {
+        Admin { engine, devices, vet }
+    }
+
+    /// Answer one request.
+    pub async fn handle(&self, req: Request) -> Response {
+        match req {
+            Request::Status => Response::Status {
+                devices: self
+                    .devices
+                    .iter()
+                    .map(|(d, (m, _))| {
+                        let i = m.describe();
+                        (*d, format!("{} {}", i.name, i.version))
+                    })
+                    .collect(),
+            },
+            Request::Swap { device, file } => match self.swap(device, &file).await {
+                Ok(r) => r,
+                Err(error) => Response::Failed { error },
+            },
+        }
+    }
+
+    async fn swap(&self, device: u32, file: &Path) -> Result<Response, String> {
+        let (current, config) =
+            self.devices.get(&device).ok_or_else(|| format!("no device {device} is served here"))?;
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        (self.vet)(file, &bytes)?;
+        let started = Instant::now();
+        let engine = self.engine.clone();
+        let mut next_config = config.clone();
+        next_config.name = format!("{}+", config.name);
+        let next = tokio::task::spawn_blocking(move || PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        let load_ms = started.elapsed().as_secs_f64() * 1e3;
+        let paused = Instant::now();
+        let info = current.swap(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
+        let pause_us = paused.elapsed().as_secs_f64() * 1e6;
+        tracing::info!(device, plugin = %info.name, version = %info.version, load_ms, pause_us, "plugin swapped");
+        Ok(Response::Swapped { device, plugin: format!("{} {}", info.name, info.version), load_ms, pause_us })
+    }
+}
+
+/// The default socket path: `$TRELLIS_ADMIN_SOCKET`, else
+/// `$XDG_RUNTIME_DIR/trellis/admin.sock`, else `/tmp/trellis-<uid>/admin.sock`.
+pub fn default_socket() -> PathBuf {
+    if let Some(p) = std::env::var_os("TRELLIS_ADMIN_SOCKET").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(d).join("trellis").join("admin.sock");
+    }
+    PathBuf::from(format!("/tmp/trellis-{}", my_uid())).join("admin.sock")
+}
+
+fn my_uid() -> u32 {
+    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+}
+
+/// Listen on `path` and serve requests until the future is dropped.
+pub async fn serve(path: PathBuf, admin: Arc<Admin>) -> anyhow::Result<()> {
+    let listener = bind(&path)?;
+    tracing::info!(socket = %path.display(), "admin API listening");
+    let me = my_uid();
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let peer = stream.peer_cred().map(|c| c.uid()).unwrap_or(u32::MAX);
+        if peer != me && peer != 0 {
+            tracing::warn!(peer_uid = peer, "admin connection from another user refused");
+            continue;
+        }
+        let admin = admin.clone();
+        tokio::spawn(async move {
+            if let Err(e) = connection(stream, &admin).await {
+                tracing::debug!(error = %e, "admin connection ended");
+            }
+        });
+    }
+}
+
+fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| anyhow::anyhow!("cannot restrict {} to its owner: {e}", dir.display()))?;
+    }
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            anyhow::bail!("admin socket {} is in use: is another gateway running?", path.display());
+        }
+        std::fs::remove_file(path)?; // stale, from a gateway that died
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+async fn connection(stream: UnixStream, admin: &Admin) -> anyhow::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read.take(64 * 1024)).lines();
+    while let Some(line) = lines.next_line().await? {
+        let response = match serde_json::from_str::<Request>(&line) {
+            Ok(req) => admin.handle(req).await,
+            Err(e) => Response::Failed { error: format!("bad request: {e}") },
+        };
+        let mut out = serde_json::to_vec(&response)?;
+        out.push(b'\n');
+        write.write_all(&out).await?;
+    }
+    Ok(())
+}
+
+/// Send one request to the gateway listening on `path`.
+pub async fn request(path: &Path, req: &Request, timeout: Duration) -> anyhow::Result<Response> {
+    let stream = UnixStream::connect(path)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot reach the gateway's admin socket {}: {e}", path.display()))?;
+    let (read, mut write) = stream.into_split();
+    let mut line = serde_json::to_vec(req)?;
+    line.push(b'\n');
+    write.write_all(&line).await?;
+    let mut lines = BufReader::new(read).lines();
+    let answer = tokio::time::timeout(timeout, lines.next_line())
+        .await
+        .map_err(|_| anyhow::anyhow!("the gateway did not answer within {timeout:?}"))??
+        .ok_or_else(|| anyhow::anyhow!("the gateway closed the admin connection"))?;
+    Ok(serde_json::from_str(&answer)?)
+}
