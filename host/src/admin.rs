@@ -53,8 +53,8 @@ pub enum Response {
     },
     /// Devices served and their plugins.
     Status {
-        /// One entry per device: instance → "name version".
-        devices: BTreeMap<u32, String>,
+        /// One entry per device.
+        devices: Vec<DeviceStatus>,
     },
     /// The request failed; the gateway is unchanged.
     Failed {
@@ -63,8 +63,20 @@ pub enum Response {
     },
 }
 
-/// Checks a component file before it may replace a running plugin.
-pub type Vetting = Arc<dyn Fn(&Path, &[u8]) -> Result<(), String> + Send + Sync>;
+/// One served device in a status answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DeviceStatus {
+    /// Device instance.
+    pub device: u32,
+    /// The plugin serving it, "name version".
+    pub plugin: String,
+}
+
+/// Checks a component file against the operator's policy before it may
+/// replace a running plugin: given the file and the device's base plugin
+/// configuration, returns the component bytes to load (exactly the bytes
+/// checked) and the configuration with the granted capabilities applied.
+pub type Vetting = Arc<dyn Fn(&Path, PluginConfig) -> Result<(Vec<u8>, PluginConfig), String> + Send + Sync>;
 
 /// What the admin API may act on.
 pub struct Admin {
@@ -74,9 +86,9 @@ pub struct Admin {
 }
 
 impl Admin {
-    /// An admin API over `devices` (instance → running model and the config
-    /// it was loaded with). `vet` runs the signature/capability policy on
-    /// every component before it is loaded.
+    /// An admin API over `devices` (instance → running model and its base
+    /// plugin configuration, before capabilities). `vet` runs the
+    /// signature/capability policy on every component before it is loaded.
     pub fn new(engine: PluginEngine, devices: BTreeMap<u32, (PluginModel, PluginConfig)>, vet: Vetting) -> Self {
         Admin { engine, devices, vet }
     }
@@ -90,7 +102,7 @@ impl Admin {
                     .iter()
                     .map(|(d, (m, _))| {
                         let i = m.describe();
-                        (*d, format!("{} {}", i.name, i.version))
+                        DeviceStatus { device: *d, plugin: format!("{} {}", i.name, i.version) }
                     })
                     .collect(),
             },
@@ -104,16 +116,15 @@ impl Admin {
     async fn swap(&self, device: u32, file: &Path) -> Result<Response, String> {
         let (current, config) =
             self.devices.get(&device).ok_or_else(|| format!("no device {device} is served here"))?;
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        (self.vet)(file, &bytes)?;
+        let (bytes, mut next_config) = (self.vet)(file, config.clone())?;
         let started = Instant::now();
         let engine = self.engine.clone();
-        let mut next_config = config.clone();
         next_config.name = format!("{}+", config.name);
-        let next = tokio::task::spawn_blocking(move || PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+        let next =
+            tokio::task::spawn_blocking(move || PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
         let load_ms = started.elapsed().as_secs_f64() * 1e3;
         let paused = Instant::now();
         let info = current.swap(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
@@ -139,10 +150,8 @@ fn my_uid() -> u32 {
     std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
 }
 
-/// Listen on `path` and serve requests until the future is dropped.
-pub async fn serve(path: PathBuf, admin: Arc<Admin>) -> anyhow::Result<()> {
-    let listener = bind(&path)?;
-    tracing::info!(socket = %path.display(), "admin API listening");
+/// Serve requests on a socket from [`bind`] until the future is dropped.
+pub async fn serve(listener: UnixListener, admin: Arc<Admin>) -> anyhow::Result<()> {
     let me = my_uid();
     loop {
         let (stream, _) = listener.accept().await?;
@@ -160,7 +169,9 @@ pub async fn serve(path: PathBuf, admin: Arc<Admin>) -> anyhow::Result<()> {
     }
 }
 
-fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+/// Create the admin socket at `path` (its directory mode 0700, the socket
+/// 0600). Fails if another live gateway holds it; a stale one is replaced.
+pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))

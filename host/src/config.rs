@@ -16,7 +16,18 @@
 //! tick_ms = 1000
 //! memory_mb = 64
 //! deadline_ms = 100
+//!
+//! [policy]                              # which plugin FILES may load (built-ins always may)
+//! trusted_keys = ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"]
+//! allow_unsigned = false                # true: load unsigned plugins too (development only!)
+//! max_memory_mb = 256                   # ceilings on what a plugin's manifest may ask for
+//! allow_data_write = false
+//! max_objects = 10000
 //! ```
+//!
+//! `[policy]` is optional; without it no plugin file loads unless it is
+//! signed by a trusted key, which none is. Signatures, manifests and the
+//! rules are described in [`crate::plugin::policy`].
 //!
 //! One device per B/IP port: several devices behind one port need the
 //! virtual network of the router, which is later work.
@@ -34,7 +45,68 @@ pub struct Config {
     /// Devices to serve.
     #[serde(rename = "device")]
     pub devices: Vec<DeviceSection>,
+    /// Which plugin files may load, and the most they may ask for.
+    #[serde(default)]
+    pub policy: PolicySection,
 }
+
+// ---- [policy]: signed plugins and capabilities (issue #3 item 9) ----
+
+/// `[policy]`: the operator's rules for plugin files (enforced by
+/// [`crate::plugin::policy::check`]; built-in plugins are trusted by
+/// construction and not subject to it).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySection {
+    /// ed25519 public keys (64 hex digits) whose signatures are trusted.
+    #[serde(default)]
+    pub trusted_keys: Vec<String>,
+    /// Load unsigned (or untrusted-key) plugins too. Development only: a
+    /// warning is logged for every plugin loaded this way.
+    #[serde(default)]
+    pub allow_unsigned: bool,
+    /// Most memory a manifest may ask for, in MiB (default 256).
+    #[serde(default = "default_max_memory")]
+    pub max_memory_mb: u32,
+    /// Whether a manifest may ask for a writable data directory.
+    #[serde(default)]
+    pub allow_data_write: bool,
+    /// Most objects a manifest may declare (default 10000).
+    #[serde(default = "default_max_objects")]
+    pub max_objects: u32,
+}
+
+fn default_max_memory() -> u32 {
+    256
+}
+fn default_max_objects() -> u32 {
+    10_000
+}
+
+impl Default for PolicySection {
+    fn default() -> Self {
+        PolicySection {
+            trusted_keys: Vec::new(),
+            allow_unsigned: false,
+            max_memory_mb: default_max_memory(),
+            allow_data_write: false,
+            max_objects: default_max_objects(),
+        }
+    }
+}
+
+impl PolicySection {
+    fn validate(&self) -> anyhow::Result<()> {
+        for (i, k) in self.trusted_keys.iter().enumerate() {
+            crate::plugin::signing::parse_public_key(k)
+                .map_err(|e| anyhow::anyhow!("policy: trusted_keys[{i}]: {e}"))?;
+        }
+        anyhow::ensure!((1..=4096).contains(&self.max_memory_mb), "policy: max_memory_mb must be 1..=4096");
+        Ok(())
+    }
+}
+
+// ---- end [policy] ----
 
 /// `[engine]`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
@@ -138,7 +210,11 @@ impl DeviceSection {
 impl Config {
     /// One device: the built-in demo building on 127.0.0.1:47808.
     pub fn embedded() -> Self {
-        Config { engine: EngineSection::default(), devices: vec![DeviceSection::default()] }
+        Config {
+            engine: EngineSection::default(),
+            devices: vec![DeviceSection::default()],
+            policy: PolicySection::default(),
+        }
     }
 
     /// Parse a configuration; errors name the line and the key.
@@ -156,6 +232,7 @@ impl Config {
 
     fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(!self.devices.is_empty(), "no [[device]] to serve");
+        self.policy.validate()?;
         let mut ports = std::collections::HashSet::new();
         for (i, d) in self.devices.iter().enumerate() {
             let n = i + 1;
@@ -198,5 +275,20 @@ mod tests {
         let e = Config::parse("[[device]]\ninstance = 4194303\n").unwrap_err().to_string();
         assert!(e.contains("instance"), "{e}");
         assert!(Config::parse("device = []\n").is_err());
+    }
+
+    #[test]
+    fn policy_defaults_and_key_checks() {
+        let c = Config::parse("[[device]]\n").unwrap();
+        assert_eq!(c.policy, PolicySection::default());
+        assert!(!c.policy.allow_unsigned && c.policy.trusted_keys.is_empty());
+        let key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+        let c =
+            Config::parse(&format!("[[device]]\n[policy]\ntrusted_keys = [\"{key}\"]\nmax_memory_mb = 128\n")).unwrap();
+        assert_eq!((c.policy.trusted_keys.len(), c.policy.max_memory_mb), (1, 128));
+        let e = Config::parse("[[device]]\n[policy]\ntrusted_keys = [\"abc\"]\n").unwrap_err().to_string();
+        assert!(e.contains("trusted_keys[0]"), "{e}");
+        let e = Config::parse("[[device]]\n[policy]\nallow_unsgned = true\n").unwrap_err().to_string();
+        assert!(e.contains("allow_unsgned"), "{e}");
     }
 }

@@ -5,6 +5,7 @@
 mod discover;
 pub mod format;
 pub mod parse;
+pub mod plugin;
 mod read;
 mod run;
 mod whois;
@@ -68,6 +69,8 @@ pub enum Command {
     Discover(discover::DiscoverArgs),
     /// Run the gateway (the default): serve BACnet devices from plugins until Ctrl-C.
     Run(run::RunArgs),
+    /// Plugin files: make signing keys, sign, verify.
+    Plugin(plugin::PluginArgs),
 }
 
 /// Exit statuses, documented in `--help` of the binary and the README.
@@ -141,6 +144,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         let port = g.port;
         return run::run(bind, port, a).await;
     }
+    if let Command::Plugin(a) = command {
+        return plugin::run_admin(a.command).await;
+    }
     let client = match Client::bind(config).await {
         Ok(c) => c,
         // The default port is taken (a gateway runs here): use a free one,
@@ -159,7 +165,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Readm(a) => read::run_readm(&client, a).await,
         Command::Write(a) => write::run(&client, a).await,
         Command::Discover(a) => discover::run(&client, a).await,
-        Command::Run(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Plugin(_) => unreachable!("handled above"),
     }
 }
 

@@ -4,9 +4,9 @@
 //! single device. With `--config FILE` it serves every `[[device]]` in it.
 
 use super::Failure;
-use crate::config::{Config, DeviceSection, PluginRef};
+use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
 use crate::model::ObjectModel;
-use crate::plugin::{PluginConfig, PluginEngine, PluginModel, builtin};
+use crate::plugin::{PluginConfig, PluginEngine, PluginModel, builtin, policy};
 use crate::server::{DeviceConfig, build, serve};
 use anyhow::Context;
 use clap::Args;
@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// Host directory the plugin sees as /data.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// The local admin socket for `trellis plugin swap` [default: $TRELLIS_ADMIN_SOCKET,
+    /// else $XDG_RUNTIME_DIR/trellis/admin.sock, else /tmp/trellis-UID/admin.sock].
+    #[arg(long)]
+    pub admin_socket: Option<PathBuf>,
 }
 
 /// Run `trellis run` until Ctrl-C. `bind` and `port` come from the global
@@ -61,8 +65,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         .map_err(anyhow::Error::from)?
         .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e:#}"))?;
     let mut tasks = tokio::task::JoinSet::new();
+    let mut swappable = std::collections::BTreeMap::new();
     for (i, d) in config.devices.iter().enumerate() {
-        let (model, bip, server_config) = start_device(&engine, d, i, &base).await?;
+        let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         let info = model.describe();
         let objects = model.objects().await.map(|o| o.len()).unwrap_or(0);
         let server = build(model.clone(), server_config, d.vendor_id).await?;
@@ -74,8 +79,29 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             info.name,
             info.version
         );
+        swappable.insert(server.device_id().instance, (model.clone(), base_config));
         tasks.spawn(async move { serve(bip, server).await });
         tasks.spawn(tick(model, Duration::from_millis(d.tick_ms)));
+    }
+    // Hot swap through the local admin socket; every component goes through
+    // the same signature and capability policy as at start-up.
+    let devices = swappable;
+    let swap_policy = config.policy.clone();
+    let vet: crate::admin::Vetting = std::sync::Arc::new(move |path: &Path, mut pc: PluginConfig| {
+        let (component, caps) = policy::check_file(path, &swap_policy).map_err(|e| e.to_string())?;
+        let device_memory_mb = (pc.limits.memory_bytes >> 20) as u64;
+        caps.apply(&mut pc, device_memory_mb);
+        Ok((component, pc))
+    });
+    let admin = std::sync::Arc::new(crate::admin::Admin::new(engine.clone(), devices, vet));
+    let socket = a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket);
+    // Without its admin socket the gateway still serves BACnet; it says so.
+    match crate::admin::bind(&socket) {
+        Ok(listener) => {
+            tasks.spawn(async move { crate::admin::serve(listener, admin).await });
+            eprintln!("trellis: admin socket {}", socket.display());
+        }
+        Err(e) => eprintln!("trellis: no admin socket ({e:#}); hot swap is unavailable"),
     }
     eprintln!("trellis: serving; Ctrl-C to stop");
     tokio::select! {
@@ -88,6 +114,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         }
         _ = tokio::signal::ctrl_c() => {
             tasks.shutdown().await;
+            let _ = std::fs::remove_file(&socket);
             eprintln!("trellis: stopped");
             Ok(())
         }
@@ -99,22 +126,37 @@ async fn start_device(
     d: &DeviceSection,
     index: usize,
     base: &Path,
-) -> anyhow::Result<(PluginModel, trellis_bip::BipConfig, DeviceConfig)> {
+    policy: &PolicySection,
+) -> anyhow::Result<(PluginModel, trellis_bip::BipConfig, DeviceConfig, PluginConfig)> {
     let bip = trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
     let mut pc = PluginConfig::new(format!("device{}:{}", index + 1, d.plugin));
     pc.data_dir = d.data_dir.clone();
     pc.limits.memory_bytes = (d.memory_mb as usize) << 20;
     pc.deadline = Duration::from_millis(d.deadline_ms);
+    let base_config = pc.clone();
     let plugin = d.plugin_ref(base)?;
     let engine = engine.clone();
-    let model = tokio::task::spawn_blocking(move || match plugin {
-        PluginRef::Builtin("demo-building") => PluginModel::load(&engine, builtin::DEMO_BUILDING, pc),
-        PluginRef::Builtin(_) => PluginModel::load(&engine, Path::new(builtin::BULK_OBJECTS_PATH), pc),
-        PluginRef::File(path) => PluginModel::load(&engine, path.as_path(), pc),
+    let (policy, device_memory_mb) = (policy.clone(), d.memory_mb);
+    let (model, granted) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        Ok(match plugin {
+            PluginRef::Builtin("demo-building") => (PluginModel::load(&engine, builtin::DEMO_BUILDING, pc), None),
+            PluginRef::Builtin(_) => (PluginModel::load(&engine, Path::new(builtin::BULK_OBJECTS_PATH), pc), None),
+            PluginRef::File(path) => {
+                // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
+                // plugin::policy grants it (built-ins are trusted by construction); the bytes
+                // checked are the bytes loaded.
+                let (component, caps) = policy::check_file(&path, &policy)?;
+                caps.apply(&mut pc, device_memory_mb);
+                (PluginModel::load(&engine, &component[..], pc), Some(caps))
+            }
+        })
     })
-    .await?
-    .context("loading the plugin")?;
-    Ok((model, bip, DeviceConfig { instance: d.instance, ..Default::default() }))
+    .await??;
+    let model = model.context("loading the plugin")?;
+    if let Some(caps) = granted {
+        caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
+    } // ---- end signed plugins
+    Ok((model, bip, DeviceConfig { instance: d.instance, ..Default::default() }, base_config))
 }
 
 /// Drive the model's time-based behaviour.

@@ -19,6 +19,9 @@
 //! - `state`: what one instance's `Store` holds.
 //! - `worker`: the thread per instance, failure handling and restarts
 //!   (policy in `restart`).
+//! - [`policy`] and [`signing`]: whether a plugin file may load (signature,
+//!   trusted keys, capability manifest against the operator's `[policy]`)
+//!   and what it is granted. Built-in plugins are trusted by construction.
 //!
 //! Architecture invariant: nothing outside this module knows wasmtime or the
 //! WIT types, and no plugin call ever runs on a tokio thread.
@@ -38,7 +41,9 @@ mod engine;
 mod host_imports;
 mod limits;
 mod log;
+pub mod policy;
 mod restart;
+pub mod signing;
 mod state;
 mod wasi;
 mod worker;

@@ -29,7 +29,7 @@ pub const GUEST_DATA_DIR: &str = "/data";
 /// The plugin's view of the host file system.
 #[derive(Debug, Clone, Default)]
 pub struct DataDir {
-    /// Host directory preopened as [`GUEST_DATA_DIR`]; `None` for no file
+    /// Host directory preopened as `/data` in the guest; `None` for no file
     /// system at all.
     pub path: Option<std::path::PathBuf>,
     /// Whether the plugin may create, change and delete files there.

@@ -121,7 +121,7 @@ pub struct Health {
     failures: AtomicU64,
 }
 
-/// A point-in-time copy of [`Health`].
+/// A point-in-time copy of the worker's health counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HealthReport {
     /// Failed for good; every call fails with `Disabled`.

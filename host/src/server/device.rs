@@ -10,6 +10,12 @@ pub const PROTOCOL_REVISION: u64 = 22;
 /// Max_APDU_Length_Accepted on BACnet/IP.
 pub const MAX_APDU: u32 = 1476;
 
+/// Bits in Protocol_Services_Supported and Protocol_Object_Types_Supported
+/// at Protocol_Revision 22 (as bacnet-stack's revision table has them).
+pub const SERVICES_BITS: usize = 47;
+/// See [`SERVICES_BITS`].
+pub const OBJECT_TYPE_BITS: usize = 63;
+
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
 pub const SERVICES_SUPPORTED: [usize; 8] = [
@@ -41,7 +47,7 @@ impl Default for DeviceConfig {
 }
 
 /// The host-owned part of the Device object.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct HostDevice {
     /// The Device object identifier on the network.
     pub id: ObjectIdentifier,
@@ -49,8 +55,10 @@ pub struct HostDevice {
     pub config: DeviceConfig,
     /// Object types the model serves.
     pub object_types: Vec<ObjectType>,
-    /// Database_Revision.
-    pub database_revision: u32,
+    /// Database_Revision: bumped whenever an Object_Name is written (Clause
+    /// 12.11.35). Object creation and deletion will bump it too once the
+    /// host consumes the model's objects-changed feed.
+    pub database_revision: std::sync::atomic::AtomicU32,
     /// Vendor_Identifier, the same in the I-Am and in the property.
     pub vendor_id: u16,
 }
@@ -83,17 +91,17 @@ impl HostDevice {
             P::PROTOCOL_VERSION => Value::Unsigned(1).into(),
             P::PROTOCOL_REVISION => Value::Unsigned(PROTOCOL_REVISION).into(),
             P::PROTOCOL_SERVICES_SUPPORTED => {
-                let mut b = BitString::with_len(44);
+                let mut b = BitString::with_len(SERVICES_BITS);
                 for bit in SERVICES_SUPPORTED {
                     b.set(bit, true);
                 }
                 Value::BitString(b).into()
             }
             P::PROTOCOL_OBJECT_TYPES_SUPPORTED => {
-                let mut b = BitString::with_len(65);
+                let mut b = BitString::with_len(OBJECT_TYPE_BITS);
                 b.set(ObjectType::DEVICE.0 as usize, true);
                 for t in &self.object_types {
-                    if t.0 < 1024 {
+                    if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
                     }
                 }
@@ -104,7 +112,9 @@ impl HostDevice {
             P::APDU_TIMEOUT => Value::Unsigned(self.config.apdu_timeout_ms as u64).into(),
             P::NUMBER_OF_APDU_RETRIES => Value::Unsigned(self.config.apdu_retries as u64).into(),
             P::DEVICE_ADDRESS_BINDING => AnyValue(vec![]),
-            P::DATABASE_REVISION => Value::Unsigned(self.database_revision as u64).into(),
+            P::DATABASE_REVISION => {
+                Value::Unsigned(self.database_revision.load(std::sync::atomic::Ordering::Relaxed) as u64).into()
+            }
             _ => return None,
         })
     }

@@ -220,6 +220,10 @@ impl<M: ObjectModel> Server<M> {
                             HostDevice::extend_property_list(v);
                         }
                     }
+                    if matches!(t.property, P::ALL | P::REQUIRED) {
+                        // 135.1 §9.20.1.7: Property_List is not among the results of ALL/REQUIRED.
+                        list.retain(|r| r.target.property != P::PROPERTY_LIST);
+                    }
                     if whole_device && t.property != P::OPTIONAL {
                         list.retain(|r| !HostDevice::owns(r.target.property));
                         list.extend(HostDevice::OWNED.iter().map(|p| PropertyRead {
@@ -233,6 +237,11 @@ impl<M: ObjectModel> Server<M> {
             out.push(list);
         }
         Ok(out)
+    }
+
+    /// Something Database_Revision tracks changed.
+    fn database_changed(&self) {
+        self.host.database_revision.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn host_read(&self, t: PropertyTarget) -> PropertyRead {
@@ -338,7 +347,12 @@ impl<M: ObjectModel> Server<M> {
         }
         let results = self.model.write(vec![PropertyWrite { target, value: r.value, priority: r.priority }]).await?;
         match results.as_slice() {
-            [Ok(())] => Ok(()),
+            [Ok(())] => {
+                if r.property == P::OBJECT_NAME {
+                    self.database_changed();
+                }
+                Ok(())
+            }
             [Err(e)] => Err(Failure::Error(*e)),
             _ => Err(contract("write-properties answered a different number of writes")),
         }
@@ -365,6 +379,9 @@ impl<M: ObjectModel> Server<M> {
         let results = if writes.is_empty() { Vec::new() } else { self.model.write(writes).await? };
         if results.len() != refs.len() {
             return Err(contract("write-properties answered a different number of writes"));
+        }
+        if refs.iter().zip(&results).any(|(r, ok)| r.property == P::OBJECT_NAME && ok.is_ok()) {
+            self.database_changed();
         }
         if let Some((i, Err(e))) = results.iter().enumerate().find(|(_, r)| r.is_err()) {
             return Err(Failure::WpmError(WritePropertyMultipleError { error: *e, first_failed: refs[i] }));

@@ -45,7 +45,7 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
     let mut object_types: Vec<ObjectType> = objects.iter().map(|o| o.id.object_type).collect();
     object_types.sort();
     object_types.dedup();
-    let host = HostDevice { id, config, object_types, database_revision: 0, vendor_id };
+    let host = HostDevice { id, config, object_types, database_revision: Default::default(), vendor_id };
     Ok(Server::new(model, device, host))
 }
 

@@ -5,4 +5,7 @@ mod cli;
 mod interop;
 mod peers;
 mod plugin;
+mod served;
 mod server;
+mod signing;
+mod swap;

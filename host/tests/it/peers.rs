@@ -46,7 +46,8 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn python() -> PathBuf {
+/// The peers venv's python (installed by the README's test command).
+pub fn python() -> PathBuf {
     let p = repo_root().join(".venv-peers/bin/python");
     assert!(
         p.exists(),

@@ -43,9 +43,10 @@ async fn a_hundred_swaps_under_read_write_load_lose_no_request_and_no_written_va
     for c in 0..CLIENTS {
         let (stop, done, device) = (stop.clone(), done.clone(), device.clone());
         clients.push(tokio::spawn(async move {
-            let client = Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() })
-                .await
-                .unwrap();
+            let client =
+                Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() })
+                    .await
+                    .unwrap();
             let mut n = 0u32;
             while !stop.load(Ordering::Relaxed) {
                 if c == 0 {

@@ -8,6 +8,8 @@ step on stdout:
     {"stack": "rusty", "step": "read-av1-pv-after-write", "ok": true, "value": 23.5}
 
 The last line is always the summary, ``{"step": "summary", "ok": ..., "failed": [...]}``.
+When the Who-Is gets no I-Am, a ``{"step": "stopped", "ok": false, "error": ...}``
+line replaces the other steps.
 Exit status 0 when every step succeeded, 1 otherwise (the failing steps carry
 ``"ok": false`` and an ``"error"``), 2 on bad arguments.
 
@@ -95,6 +97,11 @@ class Runner:
             label = name if "object" not in extra else f"{name} {extra['object']}"
             self.failed.append(label)
         return ordered
+
+    def stop(self, why: str) -> None:
+        """Give up on the remaining steps (the target is not answering)."""
+        emit({"stack": self.stack, "step": "stopped", "ok": False, "error": why})
+        self.failed.append("stopped")
 
 
 def kebab(text: str) -> str:
@@ -256,7 +263,9 @@ async def run_bacpypes3(args: argparse.Namespace, r: Runner) -> None:
             }
             for i in iams
         ]
-        return {"ok": any(f["device"] == dev for f in found), "found": found}
+        if not any(f["device"] == dev for f in found):
+            return {"ok": False, "found": found, "error": "no I-Am for the device within 5 s"}
+        return {"ok": True, "found": found}
 
     async def read(objid: str, prop: str, index: Optional[int] = None, expect: Any = "any"):
         v = bp_json(await rp(objid, prop, index))
@@ -274,7 +283,10 @@ async def run_bacpypes3(args: argparse.Namespace, r: Runner) -> None:
         ok = isinstance(v, list) and len(v) == 16 and floats_equal(v[7], AV1_WRITE)
         return {"ok": ok, "value": v, "slot8": v[7] if isinstance(v, list) and len(v) >= 8 else None}
 
-    await r.step("whois", whois)
+    if not (await r.step("whois", whois))["ok"]:
+        r.stop(f"no I-Am from device {dev} at {args.target}: not running the other steps")
+        app.close()
+        return
     await r.step("read-ai1-pv", lambda: read("analog-input,1", "present-value"))
     await r.step("write-av1-pv-p8", lambda: write("analog-value,1", "present-value", Real(AV1_WRITE), 8))
     await r.step("read-av1-pv-after-write", lambda: read("analog-value,1", "present-value", expect=AV1_WRITE))
@@ -488,7 +500,9 @@ async def run_rusty(args: argparse.Namespace, r: Runner) -> None:
             ok = isinstance(v, list) and len(v) == 16 and floats_equal(v[7], AV1_WRITE)
             return {"ok": ok, "value": v, "slot8": v[7] if isinstance(v, list) and len(v) >= 8 else None}
 
-        await r.step("whois", whois)
+        if not (await r.step("whois", whois))["ok"]:
+            r.stop(f"no I-Am from device {dev} at {args.target}: not running the other steps")
+            return
         await r.step("read-ai1-pv", lambda: read("analog-input,1", "present-value"))
         await r.step("write-av1-pv-p8", lambda: write("analog-value,1", "present-value", PropertyValue.real(AV1_WRITE), 8))
         await r.step("read-av1-pv-after-write", lambda: read("analog-value,1", "present-value", expect=AV1_WRITE))
