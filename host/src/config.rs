@@ -14,6 +14,7 @@
 //! plugin = "builtin:demo-building"      # or a path to a .wasm component
 //! data_dir = "/var/lib/trellis/demo"    # optional, the plugin's /data
 //! tick_ms = 1000
+//! watch = false                         # hot-swap when the plugin file changes
 //! memory_mb = 64
 //! deadline_ms = 100
 //!
@@ -146,6 +147,10 @@ pub struct DeviceSection {
     /// Per-call time limit in milliseconds.
     #[serde(default = "default_deadline")]
     pub deadline_ms: u64,
+    /// Hot-swap the plugin when its file changes (file plugins only; the new
+    /// file goes through the same signature and capability policy).
+    #[serde(default)]
+    pub watch: bool,
 }
 
 fn default_bind() -> String {
@@ -182,6 +187,7 @@ impl Default for DeviceSection {
             tick_ms: default_tick(),
             memory_mb: default_memory(),
             deadline_ms: default_deadline(),
+            watch: false,
         }
     }
 }

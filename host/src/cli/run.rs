@@ -66,6 +66,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e:#}"))?;
     let mut tasks = tokio::task::JoinSet::new();
     let mut swappable = std::collections::BTreeMap::new();
+    let mut watched = Vec::new();
     for (i, d) in config.devices.iter().enumerate() {
         let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         let info = model.describe();
@@ -80,6 +81,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             info.version
         );
         swappable.insert(server.device_id().instance, (model.clone(), base_config));
+        if d.watch
+            && let PluginRef::File(path) = d.plugin_ref(&base)?
+        {
+            watched.push((server.device_id().instance, path));
+        }
         tasks.spawn(async move { serve(bip, server).await });
         tasks.spawn(tick(model, Duration::from_millis(d.tick_ms)));
     }
@@ -94,6 +100,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         Ok((component, pc))
     });
     let admin = std::sync::Arc::new(crate::admin::Admin::new(engine.clone(), devices, vet));
+    for (device, file) in &watched {
+        tasks.spawn(watch(admin.clone(), *device, file.clone()));
+    }
     let socket = a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket);
     // Without its admin socket the gateway still serves BACnet; it says so.
     match crate::admin::bind(&socket) {
@@ -157,6 +166,30 @@ async fn start_device(
         caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
     } // ---- end signed plugins
     Ok((model, bip, DeviceConfig { instance: d.instance, ..Default::default() }, base_config))
+}
+
+/// Swap `device`'s plugin whenever `file` changes (polled every 2 s; a file
+/// still being written is retried at the next change or poll).
+async fn watch(admin: std::sync::Arc<crate::admin::Admin>, device: u32, file: PathBuf) -> anyhow::Result<()> {
+    let stamp = |f: &Path| std::fs::metadata(f).and_then(|m| m.modified()).ok();
+    let mut last = stamp(&file);
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let now = stamp(&file);
+        if now.is_none() || now == last {
+            continue;
+        }
+        last = now;
+        match admin.handle(crate::admin::Request::Swap { device, file: file.clone() }).await {
+            crate::admin::Response::Swapped { plugin, pause_us, .. } => {
+                eprintln!("trellis: device {device}: {} changed, now {plugin} (pause {pause_us:.0} µs)", file.display())
+            }
+            crate::admin::Response::Failed { error } => {
+                eprintln!("trellis: device {device}: {} changed but was not loaded: {error}", file.display())
+            }
+            crate::admin::Response::Status { .. } => {}
+        }
+    }
 }
 
 /// Drive the model's time-based behaviour.

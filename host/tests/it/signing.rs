@@ -384,3 +384,31 @@ fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
     let o = trellis(&["plugin", "status", "--socket", s(&socket)]);
     assert_eq!(stdout(&o).trim(), "device 389001: demo-building 0.1.0");
 }
+
+#[test]
+fn a_watched_plugin_file_is_swapped_when_it_changes() {
+    let dir = Scratch::new("watch");
+    let (key, public) = dir.keygen("vendor.key");
+    let wasm = dir.plugin("watched", MANIFEST);
+    assert!(sign(&key, &wasm).status.success());
+    let port = free_port();
+    let config = dir.path("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[device]]\nport = {port}\nplugin = \"watched.wasm\"\nwatch = true\n\n\
+             [policy]\ntrusted_keys = [\"{public}\"]\nmax_memory_mb = 64\nmax_objects = 64\n"
+        ),
+    )
+    .unwrap();
+    let gateway = Gateway::start(&config, &dir.path("cache")).unwrap_or_else(|log| panic!("exited:\n{log}"));
+    // A new build lands: same signed bytes, new modification time.
+    std::thread::sleep(Duration::from_millis(1100));
+    let bytes = std::fs::read(&wasm).unwrap();
+    std::fs::write(&wasm, bytes).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !gateway.log().contains("changed, now demo-building 0.1.0") {
+        assert!(std::time::Instant::now() < deadline, "no swap after the file changed:\n{}", gateway.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
