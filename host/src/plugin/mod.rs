@@ -179,6 +179,9 @@ pub enum StateError {
 }
 
 /// A plugin instance serving one device's object model (cheap to clone).
+///
+/// Its async methods must run inside a tokio runtime with the time driver
+/// enabled (each call is bounded by a watchdog timer).
 #[derive(Clone)]
 pub struct PluginModel {
     inner: Arc<Inner>,

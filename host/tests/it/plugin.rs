@@ -258,33 +258,3 @@ async fn crossing_cost_of_one_and_of_256_properties() {
         );
     }
 }
-
-#[tokio::test]
-async fn scratch_breakdown() {
-    let model = load_misbehave("bd", RestartPolicy::default());
-    let tg = PluginModel::load(
-        engine(),
-        Path::new("/tmp/testguest/target/wasm32-wasip2/release/testguest.wasm"),
-        PluginConfig::new("tg"),
-    )
-    .unwrap();
-    for _ in 0..100 {
-        model.export_state().await.unwrap();
-    }
-    let t = Instant::now();
-    for _ in 0..2000 {
-        model.export_state().await.unwrap();
-    }
-    println!("misbehave export_state: {:?}", t.elapsed() / 2000);
-    for n in [1usize, 256] {
-        let targets = vec![pv(av(1)); n];
-        for _ in 0..50 {
-            tg.read(targets.clone()).await.unwrap();
-        }
-        let t = Instant::now();
-        for _ in 0..500 {
-            tg.read(targets.clone()).await.unwrap();
-        }
-        println!("testguest read {n}: {:?}", t.elapsed() / 500);
-    }
-}
