@@ -197,7 +197,16 @@ impl<M: ObjectModel> Server<M> {
                 to_model.push(inner);
             }
         }
-        let mut answers = if to_model.is_empty() { Vec::new() } else { self.model.read(to_model.clone()).await? };
+        let mut answers = if to_model.is_empty() {
+            Vec::new()
+        } else {
+            match self.model.read(to_model.clone()).await {
+                Ok(a) => a,
+                // A disabled plugin's objects are reported out of service.
+                Err(ModelError::Disabled { .. }) => to_model.iter().map(|t| disabled_reads(*t)).collect(),
+                Err(e) => return Err(e.into()),
+            }
+        };
         if answers.len() != to_model.len() {
             return Err(contract("read-properties answered a different number of targets"));
         }
@@ -390,6 +399,28 @@ impl<M: ObjectModel> Server<M> {
             Some(first_failed) => Err(Failure::WpmError(WritePropertyMultipleError { error: denied(), first_failed })),
             None => Ok(()),
         }
+    }
+}
+
+/// What a read of an object whose plugin is disabled answers: the object is
+/// out of service with a fault and a communication failure; any other
+/// property is device/operational-problem.
+fn disabled_reads(t: PropertyTarget) -> Vec<PropertyRead> {
+    use bacnet::{BitString, Reliability, Value};
+    let one = |property: P| {
+        let outcome = match property {
+            P::OUT_OF_SERVICE => Ok(Value::Boolean(true).into()),
+            P::STATUS_FLAGS => Ok(Value::BitString(BitString::from_bits(&[false, true, false, true])).into()),
+            P::RELIABILITY => Ok(Value::Enumerated(Reliability::COMMUNICATION_FAILURE.0).into()),
+            _ => Err(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM }),
+        };
+        PropertyRead { target: PropertyTarget { property, array_index: None, ..t }, outcome }
+    };
+    match t.property {
+        P::ALL | P::REQUIRED | P::OPTIONAL => {
+            [P::STATUS_FLAGS, P::RELIABILITY, P::OUT_OF_SERVICE].into_iter().map(one).collect()
+        }
+        p => vec![PropertyRead { target: t, ..one(p) }],
     }
 }
 

@@ -258,3 +258,21 @@ async fn crossing_cost_of_one_and_of_256_properties() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_swap_whose_state_the_new_version_refuses_keeps_the_old_instance_serving() {
+    let old = load_misbehave("poisoned", RestartPolicy::default());
+    let next = load_misbehave("poisoned-next", RestartPolicy::default());
+    write_real(&old, av(1), 7.5).await;
+    // binary-value,669 active: the old instance now exports a state every version refuses.
+    let poison = ObjectIdentifier::new(ObjectType::BINARY_VALUE, 669).unwrap();
+    let w = PropertyWrite {
+        target: PropertyTarget { object: poison, property: PropertyIdentifier::PRESENT_VALUE, array_index: None },
+        value: Value::Enumerated(1).into(),
+        priority: None,
+    };
+    assert_eq!(old.write(vec![w]).await.unwrap(), vec![Ok(())]);
+    let refused = old.swap(&next).await.expect_err("the new version must refuse the state");
+    assert!(refused.to_string().contains("refused the state"), "{refused}");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(7.5).into(), "the old instance still serves");
+}

@@ -226,3 +226,54 @@ fn who_is_in_range_gets_i_am_and_out_of_range_gets_silence() {
     assert!(who_is(Some((1, 5))).is_none());
     assert!(who_is(None).is_some());
 }
+
+/// A model whose plugin was disabled after repeated failures.
+struct DisabledModel;
+
+impl trellis::model::ObjectModel for DisabledModel {
+    async fn objects(&self) -> Result<Vec<trellis::model::ObjectInfo>, trellis::model::ModelError> {
+        Ok(vec![trellis::model::ObjectInfo { id: device(), name: "dut".into() }])
+    }
+    async fn read(
+        &self,
+        _: Vec<trellis::model::PropertyTarget>,
+    ) -> Result<Vec<Vec<trellis::model::PropertyRead>>, trellis::model::ModelError> {
+        Err(trellis::model::ModelError::Disabled { plugin: "broken".into() })
+    }
+    async fn write(
+        &self,
+        _: Vec<trellis::model::PropertyWrite>,
+    ) -> Result<Vec<Result<(), BacnetError>>, trellis::model::ModelError> {
+        Err(trellis::model::ModelError::Disabled { plugin: "broken".into() })
+    }
+}
+
+#[test]
+fn the_objects_of_a_disabled_plugin_are_reported_out_of_service() {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let server = rt.block_on(build(DisabledModel, DeviceConfig::default(), 999)).unwrap();
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
+    let ask = |property| {
+        let body = ReadPropertyRequest { object: av1, property, array_index: None }.to_vec();
+        let mut apdu = Vec::new();
+        Apdu::ConfirmedRequest(ConfirmedRequest {
+            segment: None,
+            segmented_response_accepted: false,
+            max_segments: MaxSegments::UNSPECIFIED,
+            max_apdu: MaxApdu::UP_TO_1476,
+            invoke_id: 7,
+            service: S::READ_PROPERTY,
+            body: &body,
+        })
+        .encode(&mut apdu);
+        rt.block_on(server.handle(&apdu, false)).unwrap().apdu
+    };
+    let flags = ReadPropertyAck::decode(&ack_body(&ask(P::STATUS_FLAGS))).unwrap();
+    assert_eq!(
+        flags.value.as_primitive(),
+        Some(&Value::BitString(bacnet::BitString::from_bits(&[false, true, false, true])))
+    );
+    let oos = ReadPropertyAck::decode(&ack_body(&ask(P::OUT_OF_SERVICE))).unwrap();
+    assert_eq!(oos.value.as_primitive(), Some(&Value::Boolean(true)));
+    assert_error(&ask(P::PRESENT_VALUE), ErrorClass::DEVICE, ErrorCode::OPERATIONAL_PROBLEM);
+}
