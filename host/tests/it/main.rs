@@ -2,6 +2,7 @@
 
 mod capture;
 mod cli;
+mod gateway;
 mod interop;
 mod peers;
 mod plugin;

@@ -8,11 +8,10 @@ use crate::peers::{free_port, python};
 use bacnet::enums::PropertyIdentifier as P;
 use bacnet::{ObjectIdentifier, ObjectType, Value};
 use serde_json::Value as Json;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 use trellis::client::{Client, ClientConfig, DeviceAddress};
 use trellis_bip::BipConfig;
@@ -36,13 +35,12 @@ const OBJECTS: [&str; 12] = [
     "multi-state-value,1",
 ];
 
-/// A running `trellis` gateway with its own cache directory; killed by PID
-/// (and the directory removed) on drop.
+/// The gateway on its embedded default, on a free port, with its own cache
+/// directory (removed on drop).
 struct Gateway {
     port: u16,
-    child: Child,
     cache: PathBuf,
-    stderr: Arc<Mutex<String>>,
+    process: crate::gateway::Gateway,
 }
 
 impl Gateway {
@@ -51,35 +49,9 @@ impl Gateway {
         let port = free_port();
         let cache = std::env::temp_dir().join(format!("trellis-served-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&cache).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
-            .args(["--port", &port.to_string()])
-            .env("XDG_CACHE_HOME", &cache)
-            .env_remove("TRELLIS_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the gateway");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if line.contains("trellis: serving") {
-                    let _ = tx.send(());
-                }
-                let mut s = sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        let gateway = Gateway { port, child, cache, stderr: log };
-        if rx.recv_timeout(Duration::from_secs(120)).is_err() {
-            panic!("the gateway did not say it was serving within 120 s; stderr:\n{}", gateway.log());
-        }
-        gateway
+        let process = crate::gateway::Gateway::start(&["--port", &port.to_string()], &cache)
+            .unwrap_or_else(|log| panic!("the gateway exited before serving; stderr:\n{log}"));
+        Gateway { port, cache, process }
     }
 
     /// "127.0.0.1:PORT".
@@ -89,14 +61,12 @@ impl Gateway {
 
     /// What the gateway wrote on stderr so far.
     fn log(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.process.log()
     }
 }
 
 impl Drop for Gateway {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.cache);
     }
 }

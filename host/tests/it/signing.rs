@@ -4,10 +4,8 @@
 //! serving a signed plugin file while refusing an unsigned one.
 
 use crate::peers::free_port;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 use trellis::config::{Config, PolicySection};
 use trellis::plugin::builtin;
@@ -269,59 +267,16 @@ fn a_secret_key_readable_by_others_is_refused() {
 }
 
 /// A `trellis run --config` gateway; killed by PID on drop.
-struct Gateway {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-}
+struct Gateway(crate::gateway::Gateway);
 
 impl Gateway {
     /// Start it and wait for its ready line (or its exit).
     fn start(config: &Path, cache: &Path) -> Result<Gateway, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
-            .args(["run", "--config", s(config)])
-            .env("XDG_CACHE_HOME", cache)
-            .env("TRELLIS_ADMIN_SOCKET", cache.join("admin.sock"))
-            .env_remove("TRELLIS_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the gateway");
-        let pipe = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { break };
-                let ready = line.contains("trellis: serving");
-                let mut s = sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-                drop(s);
-                if ready {
-                    let _ = tx.send(true);
-                }
-            }
-            let _ = tx.send(false);
-        });
-        let gateway = Gateway { child, stderr: log };
-        match rx.recv_timeout(Duration::from_secs(180)) {
-            Ok(true) => Ok(gateway),
-            Ok(false) => Err(gateway.log()),
-            Err(_) => panic!("the gateway neither served nor exited within 180 s; stderr:\n{}", gateway.log()),
-        }
+        crate::gateway::Gateway::start(&["run", "--config", s(config)], cache).map(Gateway)
     }
 
     fn log(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.log()
     }
 }
 

@@ -1,0 +1,69 @@
+//! A `trellis` gateway process for tests: started with its own cache and
+//! admin socket, ready when it says it is serving, killed by PID on drop.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// A running gateway.
+pub struct Gateway {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Gateway {
+    /// Run `trellis ARGS` with `XDG_CACHE_HOME` and the admin socket under
+    /// `scratch`; wait for its ready line. `Err` holds its stderr when it
+    /// exits first.
+    pub fn start(args: &[&str], scratch: &Path) -> Result<Gateway, String> {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
+            .args(args)
+            .env("XDG_CACHE_HOME", scratch)
+            .env("TRELLIS_ADMIN_SOCKET", scratch.join("admin.sock"))
+            .env_remove("TRELLIS_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the gateway");
+        let pipe = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let ready = line.contains("trellis: serving");
+                {
+                    let mut s = sink.lock().unwrap();
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+                if ready {
+                    let _ = tx.send(true);
+                }
+            }
+            let _ = tx.send(false);
+        });
+        let gateway = Gateway { child, stderr: log };
+        match rx.recv_timeout(Duration::from_secs(180)) {
+            Ok(true) => Ok(gateway),
+            Ok(false) => Err(gateway.log()),
+            Err(_) => panic!("the gateway neither served nor exited within 180 s; stderr:\n{}", gateway.log()),
+        }
+    }
+
+    /// What the gateway wrote on stderr so far.
+    pub fn log(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
