@@ -126,9 +126,15 @@ async fn the_data_directory_is_preopened_as_slash_data() {
 async fn a_plugin_that_traps_fails_that_call_then_restarts_with_its_state() {
     let model = load_misbehave("trap", RestartPolicy::default());
     write_real(&model, av(1), 42.5).await;
+    let started = Instant::now();
     let err = model.read(vec![pv(av(666))]).await.unwrap_err();
+    let trapped = started.elapsed();
     assert!(matches!(err, ModelError::Trapped { ref plugin, .. } if plugin == "trap"), "{err}");
     let after = read_one(&model, pv(av(1))).await.expect("the next request succeeds");
+    println!(
+        "trap answered after {trapped:?}; next request served after {:?} (restart + state restore)",
+        started.elapsed() - trapped
+    );
     assert_eq!(after, Value::Real(42.5).into(), "state survives the restart");
     assert_eq!(model.health().restarts, 1);
 }
