@@ -42,7 +42,10 @@ async fn units_of(
     if !format::is_analog(obj.object_type) {
         return None;
     }
-    let v = client.read_property(dev, obj, PropertyIdentifier::UNITS, None).await.ok()?;
+    // The value is already in hand: a device slow to give its Units must not
+    // hold it back for the whole retry budget.
+    let units = client.read_property(dev, obj, PropertyIdentifier::UNITS, None);
+    let v = tokio::time::timeout(std::time::Duration::from_secs(2), units).await.ok()?.ok()?;
     match v.as_primitive() {
         Some(Value::Enumerated(u)) => Some(EngineeringUnits(*u)),
         _ => None,
