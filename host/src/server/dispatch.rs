@@ -186,41 +186,49 @@ impl<M: ObjectModel> Server<M> {
     /// Read targets through one model call, answering host-owned Device
     /// properties locally; one result list per target, as clients see them.
     async fn read_targets(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, Failure> {
+        // Per target: its index among the model's targets and whether it
+        // addresses the Device object, or `None` when the host answers it.
         let mut to_model = Vec::with_capacity(targets.len());
         let mut slots = Vec::with_capacity(targets.len());
         for t in targets {
             let inner = self.ids.inbound_target(*t);
-            if inner.object == self.ids.model && HostDevice::owns(t.property) {
+            let is_device = inner.object == self.ids.model;
+            if is_device && HostDevice::owns(t.property) {
                 slots.push(None);
             } else {
-                slots.push(Some(to_model.len()));
+                slots.push(Some((to_model.len(), is_device)));
                 to_model.push(inner);
             }
         }
+        let asked = to_model.len();
         let mut answers = if to_model.is_empty() {
             Vec::new()
         } else {
-            match self.model.read(to_model.clone()).await {
+            match self.model.read(to_model).await {
                 Ok(a) => a,
                 // A disabled plugin's objects are reported out of service.
-                Err(ModelError::Disabled { .. }) => to_model.iter().map(|t| disabled_reads(*t)).collect(),
+                Err(ModelError::Disabled { .. }) => targets
+                    .iter()
+                    .zip(&slots)
+                    .filter(|(_, slot)| slot.is_some())
+                    .map(|(t, _)| disabled_reads(self.ids.inbound_target(*t)))
+                    .collect(),
                 Err(e) => return Err(e.into()),
             }
         };
-        if answers.len() != to_model.len() {
+        if answers.len() != asked {
             return Err(contract("read-properties answered a different number of targets"));
         }
         let mut out = Vec::with_capacity(targets.len());
         for (t, slot) in targets.iter().zip(slots) {
             let list = match slot {
                 None => vec![self.host_read(*t)],
-                Some(i) => {
+                Some((i, is_device)) => {
                     let mut list = std::mem::take(&mut answers[i]);
                     if list.is_empty() {
                         return Err(contract("read-properties answered a target with no result"));
                     }
-                    let whole_device = to_model[i].object == self.ids.model
-                        && matches!(t.property, P::ALL | P::REQUIRED | P::OPTIONAL);
+                    let whole_device = is_device && matches!(t.property, P::ALL | P::REQUIRED | P::OPTIONAL);
                     for r in &mut list {
                         if r.target.object == self.ids.model
                             && r.target.property == P::PROPERTY_LIST
