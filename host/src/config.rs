@@ -18,6 +18,13 @@
 //! memory_mb = 64
 //! deadline_ms = 100
 //!
+//! [device.limits]                       # optional; admission control and answer bounds
+//! max_requests_per_peer = 16            # confirmed requests in progress per peer; more → Abort out-of-resources
+//! max_requests = 1024                   # over all peers
+//! max_rpm_results = 256                 # results in one ReadPropertyMultiple answer; more → Abort
+//! max_rpm_octets = 16384                # octets in one answer, however segmented; more → Abort
+//! max_objects = 10000                   # objects one device may serve
+//!
 //! [policy]                              # which plugin FILES may load (built-ins always may)
 //! trusted_keys = ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"]
 //! allow_unsigned = false                # true: load unsigned plugins too (development only!)
@@ -151,6 +158,54 @@ pub struct DeviceSection {
     /// file goes through the same signature and capability policy).
     #[serde(default)]
     pub watch: bool,
+    /// `[device.limits]`: admission control and answer bounds.
+    #[serde(default)]
+    pub limits: LimitsSection,
+}
+
+/// `[device.limits]`; every field optional, defaults in
+/// [`crate::server::Limits`].
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Confirmed requests in progress per peer (default 16); more are
+    /// refused with Abort out-of-resources.
+    pub max_requests_per_peer: Option<usize>,
+    /// Confirmed requests in progress over all peers (default 1024).
+    pub max_requests: Option<usize>,
+    /// Results in one ReadPropertyMultiple answer (default 256).
+    pub max_rpm_results: Option<usize>,
+    /// Octets in one ReadPropertyMultiple answer, segmented or not
+    /// (default 16384).
+    pub max_rpm_octets: Option<usize>,
+    /// Objects one device may serve (default 10000).
+    pub max_objects: Option<usize>,
+}
+
+impl LimitsSection {
+    /// The limits in force: these settings over the defaults.
+    pub fn resolve(&self) -> anyhow::Result<crate::server::Limits> {
+        let d = crate::server::Limits::default();
+        let l = crate::server::Limits {
+            max_requests_per_peer: self.max_requests_per_peer.unwrap_or(d.max_requests_per_peer),
+            max_requests: self.max_requests.unwrap_or(d.max_requests),
+            max_rpm_results: self.max_rpm_results.unwrap_or(d.max_rpm_results),
+            max_rpm_octets: self.max_rpm_octets.unwrap_or(d.max_rpm_octets),
+            max_objects: self.max_objects.unwrap_or(d.max_objects),
+        };
+        anyhow::ensure!(
+            (1..=255).contains(&l.max_requests_per_peer),
+            "limits.max_requests_per_peer must be 1..=255 (one per invoke ID)"
+        );
+        anyhow::ensure!(
+            l.max_requests >= l.max_requests_per_peer,
+            "limits.max_requests must be ≥ max_requests_per_peer"
+        );
+        anyhow::ensure!(l.max_rpm_results >= 1, "limits.max_rpm_results must be ≥ 1");
+        anyhow::ensure!(l.max_rpm_octets >= 1, "limits.max_rpm_octets must be ≥ 1");
+        anyhow::ensure!(l.max_objects >= 1, "limits.max_objects must be ≥ 1");
+        Ok(l)
+    }
 }
 
 fn default_bind() -> String {
@@ -188,6 +243,7 @@ impl Default for DeviceSection {
             memory_mb: default_memory(),
             deadline_ms: default_deadline(),
             watch: false,
+            limits: LimitsSection::default(),
         }
     }
 }
@@ -247,6 +303,7 @@ impl Config {
                 "device {n}: instance must be 0..=4194302"
             );
             anyhow::ensure!(d.tick_ms >= 10, "device {n}: tick_ms must be at least 10");
+            d.limits.resolve().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
             anyhow::ensure!((1..=4096).contains(&d.memory_mb), "device {n}: memory_mb must be 1..=4096");
             anyhow::ensure!((1..=60_000).contains(&d.deadline_ms), "device {n}: deadline_ms must be 1..=60000");
             trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;

@@ -144,7 +144,7 @@ fn invoke_ids_wrap_and_skip_ids_still_in_use() {
 
 #[test]
 fn a_segmented_ack_we_did_not_ask_for_is_aborted() {
-    let mut t = tsm(16);
+    let mut t = ClientTsm::new(TsmConfig { segmented_response_accepted: false, ..TsmConfig::default() });
     t.start(secs(0), PEER, S::READ_PROPERTY_MULTIPLE, vec![]).unwrap();
     let (invoke, service) = sent(&mut t).unwrap();
     let seg = bacnet::apdu::SegmentInfo { sequence_number: 0, proposed_window_size: 4, more_follows: true };

@@ -165,7 +165,8 @@ async fn start_device(
     if let Some(caps) = granted {
         caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
     } // ---- end signed plugins
-    Ok((model, bip, DeviceConfig { instance: d.instance, ..Default::default() }, base_config))
+    let limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
+    Ok((model, bip, DeviceConfig { instance: d.instance, limits, ..Default::default() }, base_config))
 }
 
 /// Swap `device`'s plugin whenever `file` changes (polled every 2 s; a file

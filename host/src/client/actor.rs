@@ -7,7 +7,8 @@ use super::address::{DeviceAddress, RemoteStation};
 use bacnet::apdu::Apdu;
 use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::tsm::{ClientTsm, Outcome, TransactionId};
+use bacnet::services::{IAm, ServiceCodec};
+use bacnet::tsm::{ClientTsm, Outcome, PeerLimits, StartError, TransactionId};
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -58,7 +59,36 @@ pub(crate) struct Actor {
     pub received: mpsc::Receiver<Received>,
     pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
     pub waiting: HashMap<TransactionId, oneshot::Sender<Result<Outcome, super::ClientError>>>,
+    /// What each device said of itself in its I-Am (Max-APDU, segmentation),
+    /// to segment requests it can take; bounded, oldest forgotten first.
+    pub peer_limits: PeerLimitCache,
     pub epoch: Instant,
+}
+
+/// Limits learned from I-Am, at most [`PeerLimitCache::CAPACITY`] devices.
+#[derive(Debug, Default)]
+pub(crate) struct PeerLimitCache {
+    limits: HashMap<DeviceAddress, PeerLimits>,
+    order: std::collections::VecDeque<DeviceAddress>,
+}
+
+impl PeerLimitCache {
+    const CAPACITY: usize = 4096;
+
+    fn learn(&mut self, peer: DeviceAddress, limits: PeerLimits) {
+        if self.limits.insert(peer.clone(), limits).is_none() {
+            self.order.push_back(peer);
+            if self.order.len() > Self::CAPACITY
+                && let Some(old) = self.order.pop_front()
+            {
+                self.limits.remove(&old);
+            }
+        }
+    }
+
+    fn get(&self, peer: &DeviceAddress) -> PeerLimits {
+        self.limits.get(peer).copied().unwrap_or_default()
+    }
 }
 
 impl Actor {
@@ -106,12 +136,16 @@ impl Actor {
         match c {
             Command::Confirmed { peer, service, body, reply } => {
                 let now = self.now();
-                match self.tsm.start(now, peer, service, body) {
+                let limits = self.peer_limits.get(&peer);
+                match self.tsm.start_with(now, peer, service, body, limits) {
                     Ok(id) => {
                         self.waiting.insert(id, reply);
                     }
-                    Err(_) => {
+                    Err(StartError::QueueFull) => {
                         let _ = reply.send(Err(super::ClientError::QueueFull));
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(super::ClientError::TooLong(e)));
                     }
                 }
             }
@@ -171,6 +205,20 @@ impl Actor {
         };
         match apdu {
             Apdu::UnconfirmedRequest { service, body } => {
+                if service == UnconfirmedServiceChoice::I_AM
+                    && let Ok(i_am) = IAm::decode(body)
+                {
+                    let segmented_receive = matches!(
+                        i_am.segmentation_supported,
+                        bacnet::Segmentation::SEGMENTED_BOTH | bacnet::Segmentation::SEGMENTED_RECEIVE
+                    );
+                    let limits = PeerLimits {
+                        max_apdu: i_am.max_apdu_length_accepted as usize,
+                        segmented_receive,
+                        max_segments: None,
+                    };
+                    self.peer_limits.learn(source.clone(), limits);
+                }
                 let _ = self.unconfirmed.send(UnconfirmedReceived { source, service, body: body.to_vec() });
             }
             Apdu::ConfirmedRequest(_) if r.broadcast => {} // never answer a broadcast confirmed request

@@ -53,6 +53,11 @@ pub enum ClientError {
     /// The request could not be queued (too many waiting for this device).
     #[error("too many requests queued for this device")]
     QueueFull,
+    /// The request is longer than the device's Max-APDU and the device
+    /// does not accept segmented requests, or needs more segments than it
+    /// accepts.
+    #[error("request too long for the device: {0}")]
+    TooLong(bacnet::tsm::StartError),
     /// The request cannot be encoded.
     #[error("cannot encode the request: {0}")]
     Encode(bacnet::EncodeError),
@@ -71,5 +76,12 @@ impl ClientError {
             ClientError::Bacnet { class, code } | ClientError::WriteFailed { class, code, .. } => Some((*class, *code)),
             _ => None,
         }
+    }
+
+    /// The device refused the request because it is overloaded (Abort
+    /// out-of-resources, what admission control answers): worth retrying
+    /// later, unlike other aborts.
+    pub fn is_admission_refusal(&self) -> bool {
+        matches!(self, ClientError::Abort { reason: AbortReason::OUT_OF_RESOURCES, from_server: true })
     }
 }

@@ -40,8 +40,8 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use trellis_bip::{BindError, BipConfig};
 
-/// The largest APDU on BACnet/IP.
-const MAX_APDU_OCTETS: usize = 1476;
+/// The longest request we send: 255 segments of a 1476-octet APDU.
+const MAX_REQUEST_OCTETS: usize = 255 * 1470;
 
 /// Client settings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,6 +75,7 @@ impl Client {
         let broadcast_addr = bip.broadcast_addr();
         let actor = Actor {
             tsm: bacnet::tsm::ClientTsm::new(config.tsm),
+            peer_limits: Default::default(),
             bip,
             commands: cmd_rx,
             received: rx_rx,
@@ -138,10 +139,10 @@ impl Client {
         service: Service,
         body: Vec<u8>,
     ) -> Result<Outcome, ClientError> {
-        // Without segmentation a request must fit one APDU: the 4-octet
-        // header plus its body within Max_APDU_Length_Accepted of B/IP.
-        if body.len() + 4 > MAX_APDU_OCTETS {
-            return Err(ClientError::Encode(bacnet::EncodeError::TooLong("request (no segmentation yet)")));
+        // A request longer than the device's Max-APDU goes in segments;
+        // the transaction state machine refuses what no device could take.
+        if body.len() > MAX_REQUEST_OCTETS {
+            return Err(ClientError::Encode(bacnet::EncodeError::TooLong("request (more than 255 full segments)")));
         }
         let (reply, wait) = oneshot::channel();
         self.commands

@@ -10,6 +10,9 @@ pub const PROTOCOL_REVISION: u64 = 22;
 /// Max_APDU_Length_Accepted on BACnet/IP.
 pub const MAX_APDU: u32 = 1476;
 
+/// Max_Segments_Accepted: segments of a request this device reassembles.
+pub const MAX_SEGMENTS: u32 = 64;
+
 /// Bits in Protocol_Services_Supported and Protocol_Object_Types_Supported
 /// at Protocol_Revision 22 (as bacnet-stack's revision table has them).
 pub const SERVICES_BITS: usize = 47;
@@ -38,11 +41,65 @@ pub struct DeviceConfig {
     pub apdu_timeout_ms: u32,
     /// Number_Of_APDU_Retries.
     pub apdu_retries: u8,
+    /// APDU_Segment_Timeout (T_seg) in milliseconds.
+    pub segment_timeout_ms: u32,
+    /// Bounds on what one peer, and one answer, may take.
+    pub limits: Limits,
 }
 
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { instance: None, apdu_timeout_ms: 3000, apdu_retries: 3 }
+        DeviceConfig {
+            instance: None,
+            apdu_timeout_ms: 3000,
+            apdu_retries: 3,
+            segment_timeout_ms: 2000,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Admission control and answer bounds for one served device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Confirmed requests in progress per peer; more are refused with
+    /// Abort out-of-resources.
+    pub max_requests_per_peer: usize,
+    /// Confirmed requests in progress over all peers.
+    pub max_requests: usize,
+    /// Results in one ReadPropertyMultiple answer; more → Abort.
+    pub max_rpm_results: usize,
+    /// Service-data octets in one ReadPropertyMultiple answer, however
+    /// segmented; more → Abort.
+    pub max_rpm_octets: usize,
+    /// Objects the model may serve; a model with more is refused at load.
+    pub max_objects: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_requests_per_peer: 16,
+            max_requests: 1024,
+            max_rpm_results: 256,
+            max_rpm_octets: 16_384,
+            max_objects: 10_000,
+        }
+    }
+}
+
+impl DeviceConfig {
+    /// The server transaction state machine's settings for this device.
+    pub fn tsm_config(&self) -> bacnet::tsm::ServerTsmConfig {
+        bacnet::tsm::ServerTsmConfig {
+            max_in_flight_per_peer: self.limits.max_requests_per_peer.max(1),
+            max_transactions: self.limits.max_requests.max(1),
+            max_apdu: MAX_APDU as usize,
+            segment_timeout: std::time::Duration::from_millis(self.segment_timeout_ms.max(10) as u64),
+            retries: self.apdu_retries,
+            max_request_segments: MAX_SEGMENTS as usize,
+            ..bacnet::tsm::ServerTsmConfig::default()
+        }
     }
 }
 
@@ -65,7 +122,7 @@ pub struct HostDevice {
 
 impl HostDevice {
     /// The properties the host answers for the Device object.
-    pub const OWNED: [P; 11] = [
+    pub const OWNED: [P; 13] = [
         P::VENDOR_IDENTIFIER,
         P::PROTOCOL_VERSION,
         P::PROTOCOL_REVISION,
@@ -73,6 +130,8 @@ impl HostDevice {
         P::PROTOCOL_OBJECT_TYPES_SUPPORTED,
         P::MAX_APDU_LENGTH_ACCEPTED,
         P::SEGMENTATION_SUPPORTED,
+        P::MAX_SEGMENTS_ACCEPTED,
+        P::APDU_SEGMENT_TIMEOUT,
         P::APDU_TIMEOUT,
         P::NUMBER_OF_APDU_RETRIES,
         P::DEVICE_ADDRESS_BINDING,
@@ -108,7 +167,9 @@ impl HostDevice {
                 Value::BitString(b).into()
             }
             P::MAX_APDU_LENGTH_ACCEPTED => Value::Unsigned(MAX_APDU as u64).into(),
-            P::SEGMENTATION_SUPPORTED => Value::Enumerated(Segmentation::NO_SEGMENTATION.0).into(),
+            P::SEGMENTATION_SUPPORTED => Value::Enumerated(Segmentation::SEGMENTED_BOTH.0).into(),
+            P::MAX_SEGMENTS_ACCEPTED => Value::Unsigned(MAX_SEGMENTS as u64).into(),
+            P::APDU_SEGMENT_TIMEOUT => Value::Unsigned(self.config.segment_timeout_ms as u64).into(),
             P::APDU_TIMEOUT => Value::Unsigned(self.config.apdu_timeout_ms as u64).into(),
             P::NUMBER_OF_APDU_RETRIES => Value::Unsigned(self.config.apdu_retries as u64).into(),
             P::DEVICE_ADDRESS_BINDING => AnyValue(vec![]),

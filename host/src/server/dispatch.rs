@@ -30,6 +30,7 @@ use bacnet::services::{
     ReadPropertyMultipleRequest, ReadPropertyRequest, ReadResult, ServiceCodec, WhoHas, WhoHasObject, WhoIs,
     WritePropertyMultipleError, WritePropertyMultipleRequest, WritePropertyRequest,
 };
+use bacnet::tsm::Response;
 use bacnet::{ObjectIdentifier, Segmentation};
 
 /// An APDU to send back, and whether to broadcast it.
@@ -39,6 +40,24 @@ pub struct Reply {
     pub apdu: Vec<u8>,
     /// Send to the local broadcast address instead of the requester.
     pub broadcast: bool,
+}
+
+/// How much an answer may take: the octets of service data, and whether
+/// they may go in segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerRoom {
+    /// Service-data octets the answer may have.
+    pub octets: usize,
+    /// The answer may be segmented (the requester accepts segments and so
+    /// do we).
+    pub segmented: bool,
+}
+
+impl AnswerRoom {
+    /// The Abort reason for an answer that does not fit (Clause 5.4.5.3).
+    fn too_long(self) -> AbortReason {
+        if self.segmented { AbortReason::APDU_TOO_LONG } else { AbortReason::SEGMENTATION_NOT_SUPPORTED }
+    }
 }
 
 /// Answers requests for one device served by model `M`.
@@ -87,6 +106,11 @@ impl<M: ObjectModel> Server<M> {
         &self.model
     }
 
+    /// The host settings of the device.
+    pub fn config(&self) -> &super::DeviceConfig {
+        &self.host.config
+    }
+
     /// The Device object identifier on the network.
     pub fn device_id(&self) -> ObjectIdentifier {
         self.host.id
@@ -97,7 +121,7 @@ impl<M: ObjectModel> Server<M> {
         let i_am = IAm {
             device: self.host.id,
             max_apdu_length_accepted: MAX_APDU,
-            segmentation_supported: Segmentation::NO_SEGMENTATION,
+            segmentation_supported: Segmentation::SEGMENTED_BOTH,
             vendor_id: self.host.vendor_id,
         };
         encode(Apdu::UnconfirmedRequest { service: U::I_AM, body: &i_am.to_vec() }).apdu
@@ -142,45 +166,64 @@ impl<M: ObjectModel> Server<M> {
         }
     }
 
+    /// Answer a confirmed request directly, in one APDU, for callers with no
+    /// transaction state machine (tests, one-shot tools): a segmented
+    /// request, or an answer above the requester's Max-APDU, is aborted
+    /// segmentation-not-supported. [`super::serve`] uses [`Server::execute`]
+    /// behind a [`bacnet::tsm::ServerTsm`] instead.
     async fn confirmed(&self, c: &ConfirmedRequest<'_>) -> Reply {
         let invoke_id = c.invoke_id;
-        let abort = |reason| encode(Apdu::Abort { server: true, invoke_id, reason });
+        let service = c.service;
         if c.segment.is_some() {
-            return abort(AbortReason::SEGMENTATION_NOT_SUPPORTED);
+            return encode(Apdu::Abort { server: true, invoke_id, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED });
         }
-        let result = match c.service {
-            S::READ_PROPERTY => match ReadPropertyRequest::decode(c.body) {
+        let room = AnswerRoom { octets: (c.max_apdu.octets() as usize).saturating_sub(3), segmented: false };
+        let reply = match self.execute(service, c.body, room).await {
+            Response::SimpleAck => encode(Apdu::SimpleAck { invoke_id, service }),
+            Response::ComplexAck(body) => {
+                encode(Apdu::ComplexAck(ComplexAck { segment: None, invoke_id, service, body: &body }))
+            }
+            Response::Error(body) => encode(Apdu::Error { invoke_id, service, body: &body }),
+            Response::Reject(reason) => encode(Apdu::Reject { invoke_id, reason }),
+            Response::Abort(reason) => encode(Apdu::Abort { server: true, invoke_id, reason }),
+        };
+        if reply.apdu.len() > c.max_apdu.octets() as usize {
+            return encode(Apdu::Abort { server: true, invoke_id, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED });
+        }
+        reply
+    }
+
+    /// Execute one whole confirmed request and give the application's
+    /// answer; `room` is what the answer may take (see
+    /// [`bacnet::tsm::Indication::answer_capacity`]).
+    pub async fn execute(&self, service: S, body: &[u8], room: AnswerRoom) -> Response {
+        let result = match service {
+            S::READ_PROPERTY => match ReadPropertyRequest::decode(body) {
                 Ok(r) => Ok(self.read_property(r).await.map(Some)),
                 Err(e) => Err(e),
             },
-            S::READ_PROPERTY_MULTIPLE => match ReadPropertyMultipleRequest::decode(c.body) {
-                Ok(r) => Ok(self.read_property_multiple(r, c.max_apdu.octets() as usize).await.map(Some)),
+            S::READ_PROPERTY_MULTIPLE => match ReadPropertyMultipleRequest::decode(body) {
+                Ok(r) => Ok(self.read_property_multiple(r, room).await.map(Some)),
                 Err(e) => Err(e),
             },
-            S::WRITE_PROPERTY => match WritePropertyRequest::decode(c.body) {
+            S::WRITE_PROPERTY => match WritePropertyRequest::decode(body) {
                 Ok(r) => Ok(self.write_property(r).await.map(|_| None)),
                 Err(e) => Err(e),
             },
-            S::WRITE_PROPERTY_MULTIPLE => match WritePropertyMultipleRequest::decode(c.body) {
+            S::WRITE_PROPERTY_MULTIPLE => match WritePropertyMultipleRequest::decode(body) {
                 Ok(r) => Ok(self.write_property_multiple(r).await.map(|_| None)),
                 Err(e) => Err(e),
             },
-            _ => return encode(Apdu::Reject { invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }),
+            _ => return Response::Reject(RejectReason::UNRECOGNIZED_SERVICE),
         };
-        let reply = match result {
-            Err(decode) => return encode(Apdu::Reject { invoke_id, reason: decode.reject_reason() }),
-            Ok(Ok(Some(body))) => {
-                encode(Apdu::ComplexAck(ComplexAck { segment: None, invoke_id, service: c.service, body: &body }))
-            }
-            Ok(Ok(None)) => encode(Apdu::SimpleAck { invoke_id, service: c.service }),
-            Ok(Err(Failure::Abort(reason))) => return abort(reason),
-            Ok(Err(Failure::Error(e))) => encode(Apdu::Error { invoke_id, service: c.service, body: &e.to_vec() }),
-            Ok(Err(Failure::WpmError(e))) => encode(Apdu::Error { invoke_id, service: c.service, body: &e.to_vec() }),
-        };
-        if reply.apdu.len() > c.max_apdu.octets() as usize {
-            return abort(AbortReason::SEGMENTATION_NOT_SUPPORTED);
+        match result {
+            Err(decode) => Response::Reject(decode.reject_reason()),
+            Ok(Ok(Some(body))) => Response::ComplexAck(body),
+            Ok(Ok(None)) => Response::SimpleAck,
+            Ok(Err(Failure::Abort(reason))) => Response::Abort(reason),
+            Ok(Err(Failure::Error(e))) => Response::Error(e.to_vec()),
+            Ok(Err(Failure::WpmError(e))) => Response::Error(e.to_vec()),
         }
-        reply
     }
 
     /// Read targets through one model call, answering host-owned Device
@@ -296,10 +339,12 @@ impl<M: ObjectModel> Server<M> {
     async fn read_property_multiple(
         &self,
         r: ReadPropertyMultipleRequest,
-        max_apdu: usize,
+        room: AnswerRoom,
     ) -> Result<Vec<u8>, Failure> {
-        // Refuse before any work an answer that cannot fit one APDU: every
-        // result takes at least 4 octets (6 with its object's header), and an
+        let limits = self.host.config.limits;
+        let room = AnswerRoom { octets: room.octets.min(limits.max_rpm_octets), ..room };
+        // Refuse before any work an answer that cannot fit: every result
+        // takes at least 4 octets (6 with its object's header), and an
         // ALL/REQUIRED/OPTIONAL at least Object_Identifier, _Name and _Type.
         let least: usize =
             r.0.iter()
@@ -311,8 +356,8 @@ impl<M: ObjectModel> Server<M> {
                         .sum::<usize>()
                 })
                 .sum();
-        if least + 4 > max_apdu {
-            return Err(Failure::Abort(AbortReason::SEGMENTATION_NOT_SUPPORTED));
+        if least > room.octets {
+            return Err(Failure::Abort(room.too_long()));
         }
         let mut targets = Vec::new();
         let mut counts = Vec::with_capacity(r.0.len());
@@ -338,7 +383,20 @@ impl<M: ObjectModel> Server<M> {
             }
             results.push(access);
         }
-        Ok(ReadPropertyMultipleAck(results).to_vec())
+        let count: usize = results.iter().map(|a| a.results.len()).sum();
+        if count > limits.max_rpm_results {
+            tracing::debug!(
+                count,
+                limit = limits.max_rpm_results,
+                "ReadPropertyMultiple answer above the result limit"
+            );
+            return Err(Failure::Abort(room.too_long()));
+        }
+        let body = ReadPropertyMultipleAck(results).to_vec();
+        if body.len() > room.octets {
+            return Err(Failure::Abort(room.too_long()));
+        }
+        Ok(body)
     }
 
     fn to_write(&self, object: ObjectIdentifier, p: &bacnet::services::PropertyValue) -> PropertyWrite {

@@ -1,0 +1,229 @@
+//! One served device on one B/IP port: the task that owns the server
+//! transaction state machine, feeds it datagrams and timers, runs each
+//! admitted request on its own task, and sends what the machine asks for.
+//!
+//! ```text
+//! datagram ─▶ NPDU ─▶ Confirmed-Request / Segment-ACK / Abort ─▶ ServerTsm ─▶ Indication ─▶ task: Server::execute
+//!                 └─▶ Unconfirmed-Request ─▶ task: Server::handle (bounded, excess dropped and counted)
+//! task's Response ─▶ ServerTsm::respond ─▶ APDUs (one, or segments) ─▶ NPDU ─▶ datagram
+//! ```
+//!
+//! Memory is bounded by the state machine's admission limits: a request
+//! beyond them is refused with Abort out-of-resources before any work, so
+//! an overloaded device keeps its latency for what it admitted.
+//!
+//! Must never: block on a request's execution (every one runs on its own
+//! task), answer a broadcast confirmed request, or send to anyone but the
+//! requester.
+
+use super::dispatch::{AnswerRoom, Server};
+use crate::client::{DeviceAddress, RemoteStation};
+use crate::model::ObjectModel;
+use bacnet::apdu::Apdu;
+use bacnet::enums::NetworkPriority;
+use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
+use bacnet::tsm::{Indication, Response, ServerTsm, TransactionKey};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant;
+use trellis_bip::{BipConfig, BipHandle, Received};
+
+/// Unconfirmed requests (Who-Is, Who-Has) answered concurrently; more are
+/// dropped, as a device may drop unconfirmed requests it cannot serve.
+const MAX_CONCURRENT_UNCONFIRMED: usize = 64;
+
+/// Serve `server` on a B/IP port until the port fails or the future is
+/// dropped.
+pub async fn serve<M: ObjectModel>(bip: BipConfig, server: Server<M>) -> anyhow::Result<()> {
+    let (handle, driver) = trellis_bip::bind(&bip)?;
+    tracing::info!(address = %handle.local_addr(), device = %server.device_id(), "serving BACnet/IP");
+    let (tx, received) = mpsc::channel(1024);
+    tokio::spawn(driver.run(tx));
+    let server = Arc::new(server);
+    send_i_am(&handle, &server).await;
+    let tsm = ServerTsm::new(server.config().tsm_config());
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let endpoint = Endpoint {
+        server,
+        handle,
+        tsm,
+        received,
+        done,
+        done_tx,
+        priorities: HashMap::new(),
+        unconfirmed: Arc::new(Semaphore::new(MAX_CONCURRENT_UNCONFIRMED)),
+        dropped_unconfirmed: 0,
+        epoch: Instant::now(),
+    };
+    endpoint.run().await;
+    Ok(())
+}
+
+struct Endpoint<M> {
+    server: Arc<Server<M>>,
+    handle: BipHandle,
+    tsm: ServerTsm<DeviceAddress>,
+    received: mpsc::Receiver<Received>,
+    /// Answers from request tasks. Unbounded, yet bounded in practice: at
+    /// most one message per admitted transaction.
+    done: mpsc::UnboundedReceiver<(TransactionKey<DeviceAddress>, Response)>,
+    done_tx: mpsc::UnboundedSender<(TransactionKey<DeviceAddress>, Response)>,
+    /// Network priority of requests not sent at normal priority, so the
+    /// answer goes at the request's priority (Clause 6.2.2).
+    priorities: HashMap<(DeviceAddress, u8), NetworkPriority>,
+    unconfirmed: Arc<Semaphore>,
+    dropped_unconfirmed: u64,
+    epoch: Instant,
+}
+
+impl<M: ObjectModel> Endpoint<M> {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    async fn run(mut self) {
+        loop {
+            let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
+            tokio::select! {
+                r = self.received.recv() => match r {
+                    Some(r) => self.on_datagram(r),
+                    None => return,
+                },
+                Some((key, response)) = self.done.recv() => {
+                    let now = self.now();
+                    self.tsm.respond(now, &key, response);
+                }
+                _ = sleep_until(deadline) => {
+                    let now = self.now();
+                    self.tsm.handle_timeout(now);
+                }
+            }
+            self.flush().await;
+        }
+    }
+
+    fn on_datagram(&mut self, r: Received) {
+        let Ok(npdu) = Npdu::decode(&r.npdu) else {
+            tracing::debug!(from = %r.source, "dropped malformed NPDU");
+            return;
+        };
+        let NpduPayload::Apdu(apdu) = npdu.payload else { return };
+        if npdu.destination.is_some_and(|d| d.net != bacnet::npdu::GLOBAL_NETWORK) {
+            return; // for a remote network: not a router
+        }
+        // A global broadcast (DNET 65535) is a broadcast however it arrived.
+        let broadcast = r.broadcast || npdu.destination.is_some();
+        let peer = DeviceAddress {
+            link: r.source,
+            remote: npdu.source.map(|s| RemoteStation { net: s.net, mac: s.mac.to_vec() }),
+        };
+        let Ok(decoded) = Apdu::decode(apdu) else {
+            tracing::debug!(from = %peer, "dropped malformed APDU");
+            return;
+        };
+        match decoded {
+            Apdu::UnconfirmedRequest { .. } => self.spawn_unconfirmed(apdu.to_vec(), broadcast, peer, npdu.priority),
+            Apdu::ConfirmedRequest(_) if broadcast => {} // never answered (Clause 5.4.5)
+            Apdu::ConfirmedRequest(ref c) => {
+                if npdu.priority != NetworkPriority::NORMAL {
+                    if self.priorities.len() >= 4096 {
+                        self.priorities.clear(); // bounded; only costs the priority of a few answers
+                    }
+                    self.priorities.insert((peer.clone(), c.invoke_id), npdu.priority);
+                }
+                let now = self.now();
+                if let Some(ind) = self.tsm.handle_apdu(now, &peer, &decoded) {
+                    self.spawn_confirmed(ind);
+                }
+            }
+            Apdu::SegmentAck { .. } | Apdu::Abort { .. } => {
+                let now = self.now();
+                self.tsm.handle_apdu(now, &peer, &decoded);
+            }
+            _ => {} // answers belong to a client, not to this device
+        }
+    }
+
+    fn spawn_confirmed(&self, ind: Indication<DeviceAddress>) {
+        let (server, done) = (self.server.clone(), self.done_tx.clone());
+        let config = self.tsm.config();
+        let room = AnswerRoom {
+            octets: ind.answer_capacity(config),
+            segmented: ind.segmented_response_accepted && config.segmentation,
+        };
+        tokio::spawn(async move {
+            let response = server.execute(ind.service, &ind.body, room).await;
+            let _ = done.send((ind.key, response));
+        });
+    }
+
+    fn spawn_unconfirmed(&mut self, apdu: Vec<u8>, broadcast: bool, peer: DeviceAddress, priority: NetworkPriority) {
+        let Ok(permit) = self.unconfirmed.clone().try_acquire_owned() else {
+            self.dropped_unconfirmed += 1;
+            if self.dropped_unconfirmed.is_power_of_two() {
+                tracing::warn!(dropped = self.dropped_unconfirmed, "too many unconfirmed requests at once: dropping");
+            }
+            return;
+        };
+        let (server, handle) = (self.server.clone(), self.handle.clone());
+        tokio::spawn(async move {
+            if let Some(reply) = server.handle(&apdu, broadcast).await {
+                // A requester on another UDP port cannot hear our broadcasts
+                // (on loopback every process has its own port): answer it directly.
+                let reachable_by_broadcast = peer.link.port() == handle.local_addr().port();
+                let broadcast = reply.broadcast && peer.remote.is_none() && reachable_by_broadcast;
+                send(&handle, &peer, &reply.apdu, priority, broadcast).await;
+            }
+            drop(permit);
+        });
+    }
+
+    async fn flush(&mut self) {
+        while let Some((peer, apdu)) = self.tsm.poll_transmit() {
+            let priority = match Apdu::decode(&apdu) {
+                // A segment with more to follow: the transaction goes on.
+                Ok(Apdu::ComplexAck(c)) if c.segment.is_some_and(|s| s.more_follows) => {
+                    self.priorities.get(&(peer.clone(), c.invoke_id)).copied()
+                }
+                Ok(Apdu::SegmentAck { invoke_id, .. }) => self.priorities.get(&(peer.clone(), invoke_id)).copied(),
+                Ok(a) => a.invoke_id().and_then(|id| self.priorities.remove(&(peer.clone(), id))),
+                Err(_) => None,
+            };
+            send(&self.handle, &peer, &apdu, priority.unwrap_or(NetworkPriority::NORMAL), false).await;
+        }
+    }
+}
+
+/// Send an APDU to `peer` (through its router when it has one).
+async fn send(handle: &BipHandle, peer: &DeviceAddress, apdu: &[u8], priority: NetworkPriority, broadcast: bool) {
+    let mut out = Vec::with_capacity(apdu.len() + 8);
+    let mut n = Npdu::local_apdu(apdu, false);
+    n.priority = priority;
+    if let Some(r) = &peer.remote {
+        n.destination = Some(NetAddress { net: r.net, mac: &r.mac });
+        n.hop_count = DEFAULT_HOP_COUNT;
+    }
+    if n.encode(&mut out).is_err() {
+        return;
+    }
+    let sent = if broadcast { handle.send_broadcast(&out).await } else { handle.send_unicast(peer.link, &out).await };
+    if let Err(e) = sent {
+        tracing::warn!(to = %peer, error = %e, "send failed");
+    }
+}
+
+async fn send_i_am<M: ObjectModel>(handle: &BipHandle, server: &Server<M>) {
+    let mut out = Vec::new();
+    if Npdu::local_apdu(&server.i_am_apdu(), false).encode(&mut out).is_ok() {
+        let _ = handle.send_broadcast(&out).await;
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
