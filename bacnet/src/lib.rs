@@ -19,6 +19,7 @@ extern crate alloc;
 pub mod apdu;
 pub mod bvll;
 pub mod codec;
+pub mod cov;
 pub mod enums;
 pub mod error;
 pub mod npdu;

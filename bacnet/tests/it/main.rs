@@ -3,7 +3,9 @@
 mod apdu;
 mod bvll;
 mod codec;
+mod cov;
 mod npdu;
+mod segmentation;
 mod services_a;
 mod services_b;
 mod strategies;

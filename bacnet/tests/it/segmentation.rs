@@ -28,6 +28,9 @@ enum Fate {
     Duplicate,
 }
 
+/// Decides an APDU's fate from (sender, index among that sender's APDUs, APDU).
+type FateFn = Box<dyn FnMut(u8, usize, &Apdu<'_>) -> Fate>;
+
 /// A client and a server joined by a link whose losses the test scripts.
 struct Link {
     client: ClientTsm<u8>,
@@ -35,8 +38,7 @@ struct Link {
     now: Duration,
     /// (direction, APDU) of every APDU offered to the link, in order.
     log: Vec<(u8, Vec<u8>)>,
-    /// Decides each APDU's fate from (sender, index among that sender's APDUs, APDU).
-    fate: Box<dyn FnMut(u8, usize, &Apdu<'_>) -> Fate>,
+    fate: FateFn,
     sent_by: [usize; 3],
     indications: Vec<Indication<u8>>,
     events: Vec<(TransactionId, Outcome)>,

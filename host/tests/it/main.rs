@@ -6,6 +6,7 @@ mod gateway;
 mod interop;
 mod peers;
 mod plugin;
+mod segmentation;
 mod served;
 mod server;
 mod signing;

@@ -71,10 +71,16 @@ pub fn free_port() -> u16 {
 impl Peer {
     /// Start a peer device and wait until it says READY.
     pub fn start(kind: Kind, device_id: u32) -> Peer {
+        Self::start_with(kind, device_id, &[])
+    }
+
+    /// Start a peer device with extra arguments for its script.
+    pub fn start_with(kind: Kind, device_id: u32, extra: &[&str]) -> Peer {
         let port = free_port();
         let mut child = Command::new(python())
             .arg(repo_root().join("host/tests/peers").join(kind.script()))
             .args(["--port", &port.to_string(), "--device-id", &device_id.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

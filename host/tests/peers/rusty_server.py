@@ -38,6 +38,7 @@ from rusty_bacnet import (
     ObjectType,
     PropertyIdentifier,
     PropertyValue,
+    Segmentation,
 )
 
 
@@ -47,6 +48,8 @@ async def main() -> int:
     parser.add_argument("--device-id", type=int, default=4001)
     parser.add_argument("--objects", type=int, default=0,
                         help="extra analog-value objects av2.. (default 0)")
+    parser.add_argument("--segmentation", action="store_true",
+                        help="segmented-both (rusty-bacnet's default is no-segmentation)")
     args = parser.parse_args()
 
     server = BACnetServer(
@@ -61,6 +64,7 @@ async def main() -> int:
         reinit_password="trellis",
         # Accept ReinitializeDevice with the right password but do nothing.
         on_reinitialize=lambda req: True,
+        **({"segmentation_supported": Segmentation.BOTH} if args.segmentation else {}),
     )
     server.add_analog_input(1, "Zone Temp", units=62, present_value=72.5)
     server.add_analog_value(1, "av1", units=62, present_value_access="commandable")
