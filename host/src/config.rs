@@ -24,6 +24,8 @@
 //! max_rpm_results = 256                 # results in one ReadPropertyMultiple answer; more → Abort
 //! max_rpm_octets = 16384                # octets in one answer, however segmented; more → Abort
 //! max_objects = 10000                   # objects one device may serve
+//! max_cov_per_subscriber = 64           # COV subscriptions per subscriber; more → resources/no-space-to-add-list-element
+//! max_cov_subscriptions = 4096          # over all subscribers
 //!
 //! [policy]                              # which plugin FILES may load (built-ins always may)
 //! trusted_keys = ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"]
@@ -180,6 +182,10 @@ pub struct LimitsSection {
     pub max_rpm_octets: Option<usize>,
     /// Objects one device may serve (default 10000).
     pub max_objects: Option<usize>,
+    /// COV subscriptions one subscriber may hold (default 64).
+    pub max_cov_per_subscriber: Option<usize>,
+    /// COV subscriptions over all subscribers (default 4096).
+    pub max_cov_subscriptions: Option<usize>,
 }
 
 impl LimitsSection {
@@ -192,6 +198,8 @@ impl LimitsSection {
             max_rpm_results: self.max_rpm_results.unwrap_or(d.max_rpm_results),
             max_rpm_octets: self.max_rpm_octets.unwrap_or(d.max_rpm_octets),
             max_objects: self.max_objects.unwrap_or(d.max_objects),
+            max_cov_per_subscriber: self.max_cov_per_subscriber.unwrap_or(d.max_cov_per_subscriber),
+            max_cov_subscriptions: self.max_cov_subscriptions.unwrap_or(d.max_cov_subscriptions),
         };
         anyhow::ensure!(
             (1..=255).contains(&l.max_requests_per_peer),

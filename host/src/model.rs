@@ -140,4 +140,10 @@ pub trait ObjectModel: Send + Sync + 'static {
         &self,
         writes: Vec<PropertyWrite>,
     ) -> impl Future<Output = Result<Vec<Result<(), BacnetError>>, ModelError>> + Send;
+    /// The model's change notifications (values changed, objects created or
+    /// deleted), which drive COV reporting; `None` for a model whose values
+    /// change only by writes through the server.
+    fn changes(&self) -> Option<crate::plugin::ChangeFeed> {
+        None
+    }
 }

@@ -2,12 +2,17 @@
 //! subcommand lives in its own module; printing and value parsing are shared
 //! in [`mod@format`] and [`parse`].
 
+mod datetime;
+mod dcc;
 mod discover;
 pub mod format;
 pub mod parse;
 pub mod plugin;
 mod read;
+mod readrange;
+mod reinit;
 mod run;
+mod timesync;
 mod whois;
 mod write;
 
@@ -67,6 +72,46 @@ pub enum Command {
     Write(write::WriteArgs),
     /// Who-Is, then each device's object list and object names.
     Discover(discover::DiscoverArgs),
+    /// Read a range of a list property, such as a Trend Log's Log_Buffer (ReadRange).
+    ///
+    /// Without --position, --sequence or --time the whole list is read (as much of it as fits one
+    /// answer). With one of them, --count items are read forward from that reference, or backward with a
+    /// negative count. Prints the result flags (first-item, last-item, more-items), the item count, the
+    /// first sequence number when the device gives one (reads by sequence number or by time), then one
+    /// item per line after its sequence number or its position in the list. Log_Buffer records print as
+    /// timestamp, logged value and status flags.
+    ///
+    /// Example: trellis readrange 192.168.1.20 trend-log,1 log-buffer --sequence 100 --count 10
+    Readrange(readrange::ReadRangeArgs),
+    /// Stop or resume a device's communication (DeviceCommunicationControl).
+    ///
+    /// disable-initiation stops the device initiating requests (I-Am, notifications) while it goes on
+    /// answering; disable stops it answering anything but DeviceCommunicationControl and
+    /// ReinitializeDevice (deprecated in later revisions of the standard: many devices refuse it);
+    /// enable ends either. With --duration the device returns to normal by itself after that many minutes.
+    /// Prints nothing on success; a wrong or missing password is the device's Error
+    /// security: password-failure (exit status 4).
+    ///
+    /// Example: trellis dcc 192.168.1.20 disable-initiation --duration 30 --password secret
+    Dcc(dcc::DccArgs),
+    /// Restart a device, or drive its backup and restore (ReinitializeDevice).
+    ///
+    /// STATE is a BACnetReinitializedStateOfDevice: coldstart, warmstart, start-backup, end-backup,
+    /// start-restore, end-restore, abort-restore or activate-changes. The device acknowledges before it
+    /// acts, so success means the request was accepted; a restarting device may not answer for a while.
+    /// Prints nothing on success.
+    ///
+    /// Example: trellis reinit 192.168.1.20 warmstart --password secret
+    Reinit(reinit::ReinitArgs),
+    /// Set devices' clocks (TimeSynchronization, or UTCTimeSynchronization with --utc).
+    ///
+    /// Sends to one device, or broadcasts without an address (--global: to every network). The
+    /// request is unconfirmed: no device answers, so success means sent. Prints the service, the
+    /// date and time sent and where to.
+    ///
+    /// Examples: trellis timesync 192.168.1.20 (this machine's local time, now);
+    /// trellis timesync --utc --time 2025-06-01T12:00:00Z (broadcast)
+    Timesync(timesync::TimesyncArgs),
     /// Run the gateway (the default): serve BACnet devices from plugins until Ctrl-C.
     Run(run::RunArgs),
     /// Plugin files: make signing keys, sign, verify.
@@ -165,6 +210,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Readm(a) => read::run_readm(&client, a).await,
         Command::Write(a) => write::run(&client, a).await,
         Command::Discover(a) => discover::run(&client, a).await,
+        Command::Readrange(a) => readrange::run(&client, a).await,
+        Command::Dcc(a) => dcc::run(&client, a).await,
+        Command::Reinit(a) => reinit::run(&client, a).await,
+        Command::Timesync(a) => timesync::run(&client, a).await,
         Command::Run(_) | Command::Plugin(_) => unreachable!("handled above"),
     }
 }
@@ -184,4 +233,24 @@ pub(crate) fn property(s: &str) -> Result<bacnet::PropertyIdentifier, Failure> {
     bacnet::PropertyIdentifier::from_name(s).ok_or_else(|| {
         Failure::usage(format!("unknown property `{s}` (use the standard name, e.g. present-value, or a number)"))
     })
+}
+
+/// A clap parser for an enumeration's standard names (listed in `--help`).
+pub(crate) fn named<T>(known: &'static [(T, &'static str)]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: Copy + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(known.iter().map(|(_, name)| *name))
+        .map(move |s| known.iter().find(|(_, name)| *name == s).map(|(v, _)| *v).expect("a listed name"))
+}
+
+/// A clap parser for the password of DeviceCommunicationControl and
+/// ReinitializeDevice: 1 to 20 characters.
+pub(crate) fn password(s: &str) -> Result<String, String> {
+    if bacnet::services::password_in_range(&bacnet::CharacterString::utf8(s)) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("a password has 1 to {} characters", bacnet::services::PASSWORD_MAX_CHARACTERS))
+    }
 }

@@ -52,7 +52,8 @@ fn range(low: Option<u32>, high: Option<u32>) -> Result<Option<(u32, u32)>, Fail
     }
 }
 
-fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failure> {
+/// Where an unconfirmed request goes: one device, or a local or global broadcast.
+pub(crate) fn destination(target: Option<&str>, global: bool) -> Result<Destination, Failure> {
     Ok(match target {
         Some(t) => Destination::Device(device(t)?),
         None if global => Destination::GlobalBroadcast,

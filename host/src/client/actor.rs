@@ -7,7 +7,7 @@ use super::address::{DeviceAddress, RemoteStation};
 use bacnet::apdu::Apdu;
 use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::services::{IAm, ServiceCodec};
+use bacnet::services::{COVNotification, IAm, ServiceCodec};
 use bacnet::tsm::{ClientTsm, Outcome, PeerLimits, StartError, TransactionId};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -58,6 +58,7 @@ pub(crate) struct Actor {
     pub commands: mpsc::Receiver<Command>,
     pub received: mpsc::Receiver<Received>,
     pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    pub cov: broadcast::Sender<super::CovNotificationReceived>,
     pub waiting: HashMap<TransactionId, oneshot::Sender<Result<Outcome, super::ClientError>>>,
     /// What each device said of itself in its I-Am (Max-APDU, segmentation),
     /// to segment requests it can take; bounded, oldest forgotten first.
@@ -205,6 +206,15 @@ impl Actor {
         };
         match apdu {
             Apdu::UnconfirmedRequest { service, body } => {
+                if service == UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION
+                    && let Ok(notification) = COVNotification::decode(body)
+                {
+                    let _ = self.cov.send(super::CovNotificationReceived {
+                        source: source.clone(),
+                        confirmed: false,
+                        notification,
+                    });
+                }
                 if service == UnconfirmedServiceChoice::I_AM
                     && let Ok(i_am) = IAm::decode(body)
                 {
@@ -223,9 +233,25 @@ impl Actor {
             }
             Apdu::ConfirmedRequest(_) if r.broadcast => {} // never answer a broadcast confirmed request
             Apdu::ConfirmedRequest(c) => {
-                // This node serves no objects: refuse every confirmed service.
+                // This node serves no objects: it takes COV notifications
+                // and refuses every other confirmed service.
                 let mut out = Vec::with_capacity(3);
-                if c.segment.is_some() {
+                let notification = (c.segment.is_none()
+                    && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION)
+                    .then(|| COVNotification::decode(c.body));
+                if let Some(decoded) = notification {
+                    match decoded {
+                        Ok(notification) => {
+                            Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);
+                            let _ = self.cov.send(super::CovNotificationReceived {
+                                source: source.clone(),
+                                confirmed: true,
+                                notification,
+                            });
+                        }
+                        Err(e) => Apdu::Reject { invoke_id: c.invoke_id, reason: e.reject_reason() }.encode(&mut out),
+                    }
+                } else if c.segment.is_some() {
                     Apdu::Abort {
                         server: true,
                         invoke_id: c.invoke_id,

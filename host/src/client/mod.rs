@@ -16,12 +16,15 @@
 
 mod actor;
 mod address;
+mod cov;
 mod error;
+mod management;
 mod who_is;
 
 pub use actor::{Destination, UnconfirmedReceived};
 pub(crate) use address::parse_hex;
 pub use address::{DeviceAddress, ParseAddressError, RemoteStation};
+pub use cov::{CovNotificationReceived, CovSubscription};
 pub use error::ClientError;
 pub use who_is::{Discovered, WhoIsScan};
 
@@ -58,6 +61,7 @@ pub struct ClientConfig {
 pub struct Client {
     commands: mpsc::Sender<Command>,
     unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    cov: broadcast::Sender<CovNotificationReceived>,
     local: SocketAddrV4,
     broadcast: SocketAddrV4,
     tsm: TsmConfig,
@@ -71,6 +75,7 @@ impl Client {
         tokio::spawn(driver.run(rx_tx));
         let (cmd_tx, cmd_rx) = mpsc::channel(1024);
         let (unconfirmed, _) = broadcast::channel(4096);
+        let (cov, _) = broadcast::channel(4096);
         let local = bip.local_addr();
         let broadcast_addr = bip.broadcast_addr();
         let actor = Actor {
@@ -80,11 +85,12 @@ impl Client {
             commands: cmd_rx,
             received: rx_rx,
             unconfirmed: unconfirmed.clone(),
+            cov: cov.clone(),
             waiting: HashMap::new(),
             epoch: tokio::time::Instant::now(),
         };
         tokio::spawn(actor.run());
-        Ok(Client { commands: cmd_tx, unconfirmed, local, broadcast: broadcast_addr, tsm: config.tsm })
+        Ok(Client { commands: cmd_tx, unconfirmed, cov, local, broadcast: broadcast_addr, tsm: config.tsm })
     }
 
     /// Our B/IP address.

@@ -366,6 +366,10 @@ impl PluginModel {
 }
 
 impl ObjectModel for PluginModel {
+    fn changes(&self) -> Option<ChangeFeed> {
+        Some(PluginModel::changes(self))
+    }
+
     async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {
         self.submit(Job::Objects).await
     }

@@ -21,12 +21,14 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 8] = [
+pub const SERVICES_SUPPORTED: [usize; 10] = [
+    5,  // subscribeCOV
     12, // readProperty
     14, // readPropertyMultiple
     15, // writeProperty
     16, // writePropertyMultiple
     26, // i-Am
+    28, // subscribeCOVProperty
     27, // i-Have
     33, // who-Has
     34, // who-Is
@@ -74,6 +76,11 @@ pub struct Limits {
     pub max_rpm_octets: usize,
     /// Objects the model may serve; a model with more is refused at load.
     pub max_objects: usize,
+    /// COV subscriptions one subscriber address may hold; more are refused
+    /// with resources/no-space-to-add-list-element.
+    pub max_cov_per_subscriber: usize,
+    /// COV subscriptions over all subscribers.
+    pub max_cov_subscriptions: usize,
 }
 
 impl Default for Limits {
@@ -84,6 +91,8 @@ impl Default for Limits {
             max_rpm_results: 256,
             max_rpm_octets: 16_384,
             max_objects: 10_000,
+            max_cov_per_subscriber: 64,
+            max_cov_subscriptions: 4096,
         }
     }
 }
@@ -122,7 +131,7 @@ pub struct HostDevice {
 
 impl HostDevice {
     /// The properties the host answers for the Device object.
-    pub const OWNED: [P; 13] = [
+    pub const OWNED: [P; 14] = [
         P::VENDOR_IDENTIFIER,
         P::PROTOCOL_VERSION,
         P::PROTOCOL_REVISION,
@@ -136,6 +145,7 @@ impl HostDevice {
         P::NUMBER_OF_APDU_RETRIES,
         P::DEVICE_ADDRESS_BINDING,
         P::DATABASE_REVISION,
+        P::ACTIVE_COV_SUBSCRIPTIONS,
     ];
 
     /// True when the host answers `p` for the Device object.

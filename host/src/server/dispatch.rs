@@ -17,8 +17,10 @@
 //! Must never: panic on any octets, call the model more than once per
 //! request, or answer a request the standard says to ignore.
 
+use super::cov::{self, Cov, Found};
 use super::device::{HostDevice, MAX_APDU};
 use super::idmap::DeviceIdMap;
+use crate::client::DeviceAddress;
 use crate::model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
 use bacnet::apdu::{Apdu, ComplexAck, ConfirmedRequest};
 use bacnet::enums::{
@@ -26,9 +28,10 @@ use bacnet::enums::{
     UnconfirmedServiceChoice as U,
 };
 use bacnet::services::{
-    BacnetError, IAm, IHave, ObjectPropertyReference, ReadAccessResult, ReadPropertyAck, ReadPropertyMultipleAck,
-    ReadPropertyMultipleRequest, ReadPropertyRequest, ReadResult, ServiceCodec, WhoHas, WhoHasObject, WhoIs,
-    WritePropertyMultipleError, WritePropertyMultipleRequest, WritePropertyRequest,
+    BacnetError, IAm, IHave, ObjectPropertyReference, PropertyValue, ReadAccessResult, ReadPropertyAck,
+    ReadPropertyMultipleAck, ReadPropertyMultipleRequest, ReadPropertyRequest, ReadResult, ServiceCodec,
+    SubscribeCOVPropertyRequest, SubscribeCOVRequest, WhoHas, WhoHasObject, WhoIs, WritePropertyMultipleError,
+    WritePropertyMultipleRequest, WritePropertyRequest,
 };
 use bacnet::tsm::Response;
 use bacnet::{ObjectIdentifier, Segmentation};
@@ -66,6 +69,7 @@ pub struct Server<M> {
     model: M,
     ids: DeviceIdMap,
     host: HostDevice,
+    cov: Cov,
 }
 
 /// How a request failed before an answer could be encoded.
@@ -98,12 +102,21 @@ impl<M: ObjectModel> Server<M> {
     /// A server for `model`, presenting its Device object as `host.id`.
     /// `model_device` is the Device object's identifier inside the model.
     pub fn new(model: M, model_device: ObjectIdentifier, host: HostDevice) -> Self {
-        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host }
+        let cov = Cov::new(bacnet::cov::CovConfig {
+            max_subscriptions_per_subscriber: host.config.limits.max_cov_per_subscriber,
+            max_subscriptions: host.config.limits.max_cov_subscriptions,
+        });
+        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host, cov }
     }
 
     /// The model.
     pub fn model(&self) -> &M {
         &self.model
+    }
+
+    /// The device's COV subscriptions and their counters.
+    pub fn cov(&self) -> &Cov {
+        &self.cov
     }
 
     /// The host settings of the device.
@@ -128,9 +141,9 @@ impl<M: ObjectModel> Server<M> {
     }
 
     /// Answer one received APDU, if it calls for an answer.
-    pub async fn handle(&self, apdu: &[u8], received_as_broadcast: bool) -> Option<Reply> {
+    pub async fn handle(&self, peer: &DeviceAddress, apdu: &[u8], received_as_broadcast: bool) -> Option<Reply> {
         match Apdu::decode(apdu).ok()? {
-            Apdu::ConfirmedRequest(c) if !received_as_broadcast => Some(self.confirmed(&c).await),
+            Apdu::ConfirmedRequest(c) if !received_as_broadcast => Some(self.confirmed(peer, &c).await),
             Apdu::UnconfirmedRequest { service, body } => self.unconfirmed(service, body, received_as_broadcast).await,
             _ => None,
         }
@@ -171,14 +184,14 @@ impl<M: ObjectModel> Server<M> {
     /// request, or an answer above the requester's Max-APDU, is aborted
     /// segmentation-not-supported. [`super::serve`] uses [`Server::execute`]
     /// behind a [`bacnet::tsm::ServerTsm`] instead.
-    async fn confirmed(&self, c: &ConfirmedRequest<'_>) -> Reply {
+    async fn confirmed(&self, peer: &DeviceAddress, c: &ConfirmedRequest<'_>) -> Reply {
         let invoke_id = c.invoke_id;
         let service = c.service;
         if c.segment.is_some() {
             return encode(Apdu::Abort { server: true, invoke_id, reason: AbortReason::SEGMENTATION_NOT_SUPPORTED });
         }
         let room = AnswerRoom { octets: (c.max_apdu.octets() as usize).saturating_sub(3), segmented: false };
-        let reply = match self.execute(service, c.body, room).await {
+        let reply = match self.execute(peer, service, c.body, room).await {
             Response::SimpleAck => encode(Apdu::SimpleAck { invoke_id, service }),
             Response::ComplexAck(body) => {
                 encode(Apdu::ComplexAck(ComplexAck { segment: None, invoke_id, service, body: &body }))
@@ -196,8 +209,16 @@ impl<M: ObjectModel> Server<M> {
     /// Execute one whole confirmed request and give the application's
     /// answer; `room` is what the answer may take (see
     /// [`bacnet::tsm::Indication::answer_capacity`]).
-    pub async fn execute(&self, service: S, body: &[u8], room: AnswerRoom) -> Response {
+    pub async fn execute(&self, peer: &DeviceAddress, service: S, body: &[u8], room: AnswerRoom) -> Response {
         let result = match service {
+            S::SUBSCRIBE_COV => match SubscribeCOVRequest::decode(body) {
+                Ok(r) => Ok(self.subscribe_cov(peer, r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
+            S::SUBSCRIBE_COV_PROPERTY => match SubscribeCOVPropertyRequest::decode(body) {
+                Ok(r) => Ok(self.subscribe_cov_property(peer, r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
             S::READ_PROPERTY => match ReadPropertyRequest::decode(body) {
                 Ok(r) => Ok(self.read_property(r).await.map(Some)),
                 Err(e) => Err(e),
@@ -288,7 +309,7 @@ impl<M: ObjectModel> Server<M> {
                         list.retain(|r| !HostDevice::owns(r.target.property));
                         list.extend(HostDevice::OWNED.iter().map(|p| PropertyRead {
                             target: PropertyTarget { object: self.ids.model, property: *p, array_index: None },
-                            outcome: Ok(self.host.read(*p).unwrap_or_default()),
+                            outcome: Ok(self.host_value(*p).unwrap_or_default()),
                         }));
                     }
                     list.into_iter().map(|r| self.ids.outbound_read(r)).collect()
@@ -299,13 +320,123 @@ impl<M: ObjectModel> Server<M> {
         Ok(out)
     }
 
+    /// Read what a subscription needs of `object`: the monitored property
+    /// first, then Status_Flags and COV_Increment.
+    async fn find_monitored(
+        &self,
+        object: ObjectIdentifier,
+        property: P,
+        index: Option<u32>,
+    ) -> Result<Found, Failure> {
+        let targets = cov::subscription_reads(object, property, index);
+        let lists = self.read_targets(&targets).await?;
+        let mut found = Found { is_device: self.ids.is_device(object), ..Found::default() };
+        for (i, list) in lists.into_iter().enumerate() {
+            for r in list {
+                match r.outcome {
+                    Ok(value) => {
+                        if i == 0 {
+                            found.first = Some(Ok(()));
+                        }
+                        found.values.push(PropertyValue {
+                            property: r.target.property,
+                            array_index: r.target.array_index,
+                            value,
+                            priority: None,
+                        });
+                    }
+                    Err(e) if i == 0 => found.first = Some(Err(e)),
+                    Err(_) => {}
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    async fn subscribe_cov(&self, peer: &DeviceAddress, r: SubscribeCOVRequest) -> Result<(), Failure> {
+        let found = self.find_monitored(r.monitored_object, P::PRESENT_VALUE, None).await?;
+        self.cov.subscribe_cov(peer, &r, found).map_err(Failure::Error)
+    }
+
+    async fn subscribe_cov_property(
+        &self,
+        peer: &DeviceAddress,
+        r: SubscribeCOVPropertyRequest,
+    ) -> Result<(), Failure> {
+        let p = r.monitored_property;
+        let found = self.find_monitored(r.monitored_object, p.property, p.array_index).await?;
+        self.cov.subscribe_cov_property(peer, &r, found).map_err(Failure::Error)
+    }
+
+    /// Read what the COV table needs of `objects` (one model call) and
+    /// hand it over; a failed read is logged and skipped.
+    pub(crate) async fn observe_objects(&self, objects: &[ObjectIdentifier]) {
+        let mut targets = Vec::new();
+        let mut owners = Vec::new();
+        for o in objects {
+            for p in self.cov.with_table(|t, _| t.properties_to_read(*o)) {
+                targets.push(PropertyTarget { object: *o, property: p.property, array_index: p.array_index });
+                owners.push(*o);
+            }
+        }
+        if targets.is_empty() {
+            return;
+        }
+        let lists = match self.read_targets(&targets).await {
+            Ok(l) => l,
+            Err(_) => {
+                tracing::warn!(
+                    objects = objects.len(),
+                    "COV: reading changed objects failed; notifications wait for the next change"
+                );
+                return;
+            }
+        };
+        let mut per_object: std::collections::BTreeMap<ObjectIdentifier, Vec<PropertyValue>> = Default::default();
+        for (owner, list) in owners.into_iter().zip(lists) {
+            for r in list {
+                if let Ok(value) = r.outcome {
+                    per_object.entry(owner).or_default().push(PropertyValue {
+                        property: r.target.property,
+                        array_index: r.target.array_index,
+                        value,
+                        priority: None,
+                    });
+                }
+            }
+        }
+        for (object, values) in per_object {
+            self.cov.observe(object, &values);
+        }
+    }
+
+    /// The model created or deleted objects: drop the subscriptions of the
+    /// ones gone, and bump Database_Revision (Clause 12.11.35).
+    pub(crate) async fn objects_changed(&self) {
+        let Ok(objects) = self.model.objects().await else { return };
+        let present: std::collections::BTreeSet<ObjectIdentifier> = objects.iter().map(|o| o.id).collect();
+        let monitored: Vec<ObjectIdentifier> = self.cov.with_table(|t, _| t.monitored_objects().collect());
+        for gone in monitored.into_iter().filter(|o| !present.contains(o)) {
+            self.cov.with_table(|t, _| t.remove_object(gone));
+        }
+        self.database_changed();
+    }
+
     /// Something Database_Revision tracks changed.
     fn database_changed(&self) {
         self.host.database_revision.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// A host-owned Device property's value.
+    fn host_value(&self, p: P) -> Option<bacnet::AnyValue> {
+        match p {
+            P::ACTIVE_COV_SUBSCRIPTIONS => Some(self.cov.active_subscriptions()),
+            _ => self.host.read(p),
+        }
+    }
+
     fn host_read(&self, t: PropertyTarget) -> PropertyRead {
-        let outcome = match (self.host.read(t.property), t.array_index) {
+        let outcome = match (self.host_value(t.property), t.array_index) {
             (Some(v), None) => Ok(v),
             (Some(_), Some(_)) => {
                 Err(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY })

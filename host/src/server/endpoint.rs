@@ -6,6 +6,8 @@
 //! datagram ─▶ NPDU ─▶ Confirmed-Request / Segment-ACK / Abort ─▶ ServerTsm ─▶ Indication ─▶ task: Server::execute
 //!                 └─▶ Unconfirmed-Request ─▶ task: Server::handle (bounded, excess dropped and counted)
 //! task's Response ─▶ ServerTsm::respond ─▶ APDUs (one, or segments) ─▶ NPDU ─▶ datagram
+//! COV notifier ─▶ UnconfirmedCOVNotification ─▶ datagram
+//!              └▶ ConfirmedCOVNotification ─▶ ClientTsm (retries) ─▶ datagram; its answer ─▶ counted
 //! ```
 //!
 //! Memory is bounded by the state machine's admission limits: a request
@@ -16,13 +18,15 @@
 //! task), answer a broadcast confirmed request, or send to anyone but the
 //! requester.
 
+use super::cov::{ConfirmedOut, NotificationSink, run_notifier};
 use super::dispatch::{AnswerRoom, Server};
 use crate::client::{DeviceAddress, RemoteStation};
 use crate::model::ObjectModel;
 use bacnet::apdu::Apdu;
 use bacnet::enums::NetworkPriority;
+use bacnet::enums::{ConfirmedServiceChoice, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::tsm::{Indication, Response, ServerTsm, TransactionKey};
+use bacnet::tsm::{ClientTsm, Indication, Outcome, Response, ServerTsm, TransactionKey, TsmConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,20 +39,34 @@ use trellis_bip::{BipConfig, BipHandle, Received};
 const MAX_CONCURRENT_UNCONFIRMED: usize = 64;
 
 /// Serve `server` on a B/IP port until the port fails or the future is
-/// dropped.
-pub async fn serve<M: ObjectModel>(bip: BipConfig, server: Server<M>) -> anyhow::Result<()> {
+/// dropped. Pass an `Arc` to keep a handle on the server (its COV counters,
+/// say) while it serves.
+pub async fn serve<M: ObjectModel>(bip: BipConfig, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
+    let server = server.into();
     let (handle, driver) = trellis_bip::bind(&bip)?;
     tracing::info!(address = %handle.local_addr(), device = %server.device_id(), "serving BACnet/IP");
     let (tx, received) = mpsc::channel(1024);
     tokio::spawn(driver.run(tx));
-    let server = Arc::new(server);
     send_i_am(&handle, &server).await;
     let tsm = ServerTsm::new(server.config().tsm_config());
+    let config = server.config();
+    let client = ClientTsm::new(TsmConfig {
+        apdu_timeout: Duration::from_millis(config.apdu_timeout_ms as u64),
+        retries: config.apdu_retries,
+        ..TsmConfig::default()
+    });
     let (done_tx, done) = mpsc::unbounded_channel();
+    let (confirmed_tx, confirmed) = mpsc::channel(CONFIRMED_QUEUE);
+    let notifier =
+        tokio::spawn(run_notifier(server.clone(), BipSink { handle: handle.clone(), confirmed: confirmed_tx }));
+    // The notifier lives as long as this device is served.
+    let _stop_notifier = AbortOnDrop(notifier);
     let endpoint = Endpoint {
         server,
         handle,
         tsm,
+        client,
+        confirmed,
         received,
         done,
         done_tx,
@@ -61,10 +79,45 @@ pub async fn serve<M: ObjectModel>(bip: BipConfig, server: Server<M>) -> anyhow:
     Ok(())
 }
 
+/// ConfirmedCOVNotifications waiting for the endpoint; more are counted as
+/// failed.
+const CONFIRMED_QUEUE: usize = 1024;
+
+/// Where the COV notifier's notifications go out.
+struct BipSink {
+    handle: BipHandle,
+    confirmed: mpsc::Sender<ConfirmedOut>,
+}
+
+impl NotificationSink for BipSink {
+    async fn unconfirmed(&self, to: &DeviceAddress, body: Vec<u8>) -> std::io::Result<()> {
+        let mut apdu = Vec::with_capacity(body.len() + 2);
+        Apdu::UnconfirmedRequest { service: UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION, body: &body }
+            .encode(&mut apdu);
+        send_npdu(&self.handle, to, &apdu, NetworkPriority::NORMAL, false, false).await
+    }
+
+    fn confirmed(&self, to: DeviceAddress, body: Vec<u8>) -> bool {
+        self.confirmed.try_send((to, body)).is_ok()
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 struct Endpoint<M> {
     server: Arc<Server<M>>,
     handle: BipHandle,
     tsm: ServerTsm<DeviceAddress>,
+    /// Our own confirmed requests: ConfirmedCOVNotifications.
+    client: ClientTsm<DeviceAddress>,
+    confirmed: mpsc::Receiver<ConfirmedOut>,
     received: mpsc::Receiver<Received>,
     /// Answers from request tasks. Unbounded, yet bounded in practice: at
     /// most one message per admitted transaction.
@@ -85,8 +138,16 @@ impl<M: ObjectModel> Endpoint<M> {
 
     async fn run(mut self) {
         loop {
-            let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
+            let next = [self.tsm.poll_timeout(), self.client.poll_timeout()].into_iter().flatten().min();
+            let deadline = next.map(|d| self.epoch + d);
             tokio::select! {
+                Some((to, body)) = self.confirmed.recv() => {
+                    let now = self.now();
+                    let service = ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION;
+                    if self.client.start(now, to, service, body).is_err() {
+                        self.server.cov().stats.confirmed_failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
                 r = self.received.recv() => match r {
                     Some(r) => self.on_datagram(r),
                     None => return,
@@ -98,6 +159,7 @@ impl<M: ObjectModel> Endpoint<M> {
                 _ = sleep_until(deadline) => {
                     let now = self.now();
                     self.tsm.handle_timeout(now);
+                    self.client.handle_timeout(now);
                 }
             }
             self.flush().await;
@@ -138,11 +200,16 @@ impl<M: ObjectModel> Endpoint<M> {
                     self.spawn_confirmed(ind);
                 }
             }
-            Apdu::SegmentAck { .. } | Apdu::Abort { .. } => {
+            // From a client of this device.
+            Apdu::SegmentAck { server: false, .. } | Apdu::Abort { server: false, .. } => {
                 let now = self.now();
                 self.tsm.handle_apdu(now, &peer, &decoded);
             }
-            _ => {} // answers belong to a client, not to this device
+            // Answers to our ConfirmedCOVNotifications.
+            _ => {
+                let now = self.now();
+                self.client.handle_apdu(now, &peer, &decoded);
+            }
         }
     }
 
@@ -154,7 +221,7 @@ impl<M: ObjectModel> Endpoint<M> {
             segmented: ind.segmented_response_accepted && config.segmentation,
         };
         tokio::spawn(async move {
-            let response = server.execute(ind.service, &ind.body, room).await;
+            let response = server.execute(&ind.key.peer, ind.service, &ind.body, room).await;
             let _ = done.send((ind.key, response));
         });
     }
@@ -169,12 +236,12 @@ impl<M: ObjectModel> Endpoint<M> {
         };
         let (server, handle) = (self.server.clone(), self.handle.clone());
         tokio::spawn(async move {
-            if let Some(reply) = server.handle(&apdu, broadcast).await {
+            if let Some(reply) = server.handle(&peer, &apdu, broadcast).await {
                 // A requester on another UDP port cannot hear our broadcasts
                 // (on loopback every process has its own port): answer it directly.
                 let reachable_by_broadcast = peer.link.port() == handle.local_addr().port();
                 let broadcast = reply.broadcast && peer.remote.is_none() && reachable_by_broadcast;
-                send(&handle, &peer, &reply.apdu, priority, broadcast).await;
+                let _ = send_npdu(&handle, &peer, &reply.apdu, priority, false, broadcast).await;
             }
             drop(permit);
         });
@@ -191,27 +258,57 @@ impl<M: ObjectModel> Endpoint<M> {
                 Ok(a) => a.invoke_id().and_then(|id| self.priorities.remove(&(peer.clone(), id))),
                 Err(_) => None,
             };
-            send(&self.handle, &peer, &apdu, priority.unwrap_or(NetworkPriority::NORMAL), false).await;
+            let priority = priority.unwrap_or(NetworkPriority::NORMAL);
+            let _ = send_npdu(&self.handle, &peer, &apdu, priority, false, false).await;
+        }
+        while let Some(t) = self.client.poll_transmit() {
+            if send_npdu(&self.handle, &t.peer, &t.apdu, NetworkPriority::NORMAL, t.expecting_reply, false)
+                .await
+                .is_err()
+                && let Some(id) = t.transaction
+            {
+                let now = self.now();
+                if self.client.cancel(now, id) {
+                    self.server.cov().stats.confirmed_failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        let stats = &self.server.cov().stats;
+        while let Some(done) = self.client.poll_event() {
+            let counter = match done.outcome {
+                Outcome::SimpleAck => &stats.confirmed_acknowledged,
+                other => {
+                    tracing::warn!(outcome = ?other, "ConfirmedCOVNotification failed after its retries");
+                    &stats.confirmed_failed
+                }
+            };
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
 
 /// Send an APDU to `peer` (through its router when it has one).
-async fn send(handle: &BipHandle, peer: &DeviceAddress, apdu: &[u8], priority: NetworkPriority, broadcast: bool) {
+async fn send_npdu(
+    handle: &BipHandle,
+    peer: &DeviceAddress,
+    apdu: &[u8],
+    priority: NetworkPriority,
+    expecting_reply: bool,
+    broadcast: bool,
+) -> std::io::Result<()> {
     let mut out = Vec::with_capacity(apdu.len() + 8);
-    let mut n = Npdu::local_apdu(apdu, false);
+    let mut n = Npdu::local_apdu(apdu, expecting_reply);
     n.priority = priority;
     if let Some(r) = &peer.remote {
         n.destination = Some(NetAddress { net: r.net, mac: &r.mac });
         n.hop_count = DEFAULT_HOP_COUNT;
     }
-    if n.encode(&mut out).is_err() {
-        return;
-    }
+    n.encode(&mut out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let sent = if broadcast { handle.send_broadcast(&out).await } else { handle.send_unicast(peer.link, &out).await };
-    if let Err(e) = sent {
+    if let Err(e) = &sent {
         tracing::warn!(to = %peer, error = %e, "send failed");
     }
+    sent
 }
 
 async fn send_i_am<M: ObjectModel>(handle: &BipHandle, server: &Server<M>) {

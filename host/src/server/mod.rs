@@ -11,6 +11,7 @@
 //! Must never: panic on any received octets, answer a broadcast confirmed
 //! request, or leave a malformed confirmed request without its Reject.
 
+pub mod cov;
 pub mod device;
 pub mod dispatch;
 mod endpoint;

@@ -96,3 +96,180 @@ fn a_port_in_use_is_reported_clearly() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("already in use"), "{}", stderr(&o));
 }
+
+#[test]
+fn dcc_reinit_and_timesync_against_rusty_bacnet_print_and_exit_as_documented() {
+    let peer = Peer::start(Kind::RustyBacnet, 3211);
+    let addr = peer.address.to_string();
+
+    let o = trellis(&["dcc", &addr, "disable-initiation", "--duration", "5", "--password", "trellis"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), ""), "{}", stderr(&o));
+    let o = trellis(&["dcc", &addr, "enable", "--password", "wrong"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: BACnet error security: password-failure");
+    let o = trellis(&["dcc", &addr, "disable", "--password", "trellis"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: BACnet error services: service-request-denied");
+    let o = trellis(&["dcc", &addr, "enable", "--password", "trellis"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = trellis(&["reinit", &addr, "warmstart", "--password", "trellis"]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), ""), "{}", stderr(&o));
+    let o = trellis(&["reinit", &addr, "coldstart"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: BACnet error security: password-failure");
+
+    // Without an offset the time goes out as written; the peer's clock
+    // follows, and its UTC offset is 0.
+    let o = trellis(&["timesync", &addr, "--time", "2001-02-03T04:05:06"]);
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("timeSynchronization 2001-02-03 Sat 04:05:06.00 (local time) sent to {addr}")
+    );
+    assert_eq!(read_until(&addr, "device,3211", "local-date", "2001-02-03 Sat"), "2001-02-03 Sat");
+    let o = trellis(&["timesync", &addr, "--utc", "--time", "2002-03-04T05:06:07.5+01:00"]);
+    assert_eq!(stdout(&o).trim(), format!("utcTimeSynchronization 2002-03-04 Mon 04:06:07.50 (UTC) sent to {addr}"));
+    assert_eq!(read_until(&addr, "device,3211", "local-date", "2002-03-04 Mon"), "2002-03-04 Mon");
+    let o = trellis(&["read", &addr, "device,3211", "local-time"]);
+    assert!(stdout(&o).starts_with("04:06:"), "{}", stdout(&o));
+}
+
+#[test]
+fn dcc_reinit_and_timesync_against_bacpypes3_print_and_exit_as_documented() {
+    let peer = Peer::start(Kind::Bacpypes3, 3212);
+    let addr = peer.address.to_string();
+
+    // bacpypes3 honours `disable`: reads go unanswered (exit 3) until `enable`.
+    let o = trellis(&["dcc", &addr, "disable", "--password", "trellis"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = trellis(&["read", &addr, "analog-value,1", "present-value"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let o = trellis(&["dcc", &addr, "enable", "--password", "trellis"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = trellis(&["read", &addr, "analog-value,1", "present-value"]);
+    assert_eq!(stdout(&o).trim(), "42 degrees-celsius");
+
+    let o = trellis(&["reinit", &addr, "warmstart", "--password", "trellis"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: request rejected: unrecognized-service");
+
+    // bacpypes3_server.py records what bacpypes3 decoded in characterstring-value,2.
+    let o = trellis(&["timesync", &addr, "--utc", "--time", "2025-06-01T14:30:05.678+02:00"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = "utcTimeSynchronization 2025-06-01 7 12:30:05.67";
+    assert_eq!(read_until(&addr, "characterstring-value,2", "present-value", want), want);
+    // Default: now, in local time.
+    let o = trellis(&["timesync", &addr]);
+    let sent = stdout(&o);
+    let (date, time) = sent
+        .strip_prefix("timeSynchronization ")
+        .and_then(|rest| rest.split_once(" (local time) sent to "))
+        .map(|(dt, _)| dt.rsplit_once(' ').unwrap())
+        .unwrap_or_else(|| panic!("{sent}"));
+    let (day, _weekday) = date.split_once(' ').unwrap();
+    let recorded = read_until(&addr, "characterstring-value,2", "present-value", "timeSynchronization");
+    assert!(
+        recorded.starts_with(&format!("timeSynchronization {day} ")) && recorded.ends_with(time),
+        "{sent} vs {recorded}"
+    );
+}
+
+#[test]
+fn readrange_prints_flags_count_sequence_and_records() {
+    let peer = Peer::start(Kind::RustyBacnet, 3213);
+    let addr = peer.address.to_string();
+    // tl1 logs Zone Temp (72.5) once a second: wait for four records, so
+    // that the reads below of records 1 to 3 never reach the last one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let all = loop {
+        let o = trellis(&["readrange", &addr, "trend-log,1", "log-buffer"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        if text.lines().filter(|l| l.contains("72.5")).count() >= 4 || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines[0], "result-flags: {first-item, last-item}", "{all}");
+    assert_eq!(lines[1], format!("item-count: {}", lines.len() - 2), "{all}");
+    assert!(lines[2].starts_with("1: ") && lines[2].ends_with("  72.5"), "position, timestamp, value: {all}");
+
+    let o = trellis(&["readrange", &addr, "trend-log,1", "log-buffer", "--sequence", "2", "--count", "2"]);
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[..3], ["result-flags: {}", "item-count: 2", "first-sequence-number: 2"], "{text}");
+    assert!(lines[3].starts_with("2: ") && lines[4].starts_with("3: ") && lines.len() == 5, "{text}");
+
+    let o = trellis(&["readrange", &addr, "trend-log,1", "log-buffer", "--position", "2", "--count", "-2"]);
+    let text = stdout(&o);
+    assert!(text.starts_with("result-flags: {first-item}\nitem-count: 2\n1: "), "{text}");
+    assert!(!text.contains("first-sequence-number"), "{text}");
+
+    let o =
+        trellis(&["readrange", &addr, "trend-log,1", "log-buffer", "--time", "2000-01-01T00:00:00Z", "--count", "1"]);
+    assert!(
+        stdout(&o).starts_with("result-flags: {first-item}\nitem-count: 1\nfirst-sequence-number: 1\n1: "),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = trellis(&["readrange", &addr, "analog-input,1", "present-value"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: BACnet error services: property-is-not-a-list");
+
+    let bacpypes3 = Peer::start(Kind::Bacpypes3, 3214);
+    let o = trellis(&["readrange", &bacpypes3.address.to_string(), "device,3214", "object-list"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).trim(), "trellis: BACnet error device: operational-problem");
+}
+
+#[test]
+fn management_commands_refuse_bad_arguments_with_exit_2() {
+    let cases: [&[&str]; 9] = [
+        &["dcc", "127.0.0.1", "pause"],
+        &["dcc", "127.0.0.1", "enable", "--password", "123456789012345678901"],
+        &["dcc", "127.0.0.1", "enable", "--duration", "65536"],
+        &["reinit", "127.0.0.1", "reboot"],
+        &["timesync", "127.0.0.1", "--time", "yesterday"],
+        &["timesync", "127.0.0.1", "--global"],
+        &["readrange", "127.0.0.1", "trend-log,1", "log-buffer", "--position", "1"],
+        &["readrange", "127.0.0.1", "trend-log,1", "log-buffer", "--sequence", "1", "--count", "0"],
+        &[
+            "readrange",
+            "127.0.0.1",
+            "trend-log,1",
+            "log-buffer",
+            "--position",
+            "1",
+            "--time",
+            "2025-01-01T00:00:00",
+            "--count",
+            "1",
+        ],
+    ];
+    for args in cases {
+        let o = trellis(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    let o = trellis(&["reinit", "127.0.0.1", "reboot"]);
+    assert!(stderr(&o).contains("coldstart, warmstart, start-backup"), "the states by name: {}", stderr(&o));
+    let o = trellis(&["timesync", "127.0.0.1", "--time", "1899-12-31T00:00:00"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("1900 to 2154"), "{}", stderr(&o));
+}
+
+/// `trellis read` until it prints something starting with `want` (an
+/// unconfirmed request takes effect a little after it is sent); the last
+/// output after 3 s.
+fn read_until(addr: &str, object: &str, property: &str, want: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let o = trellis(&["read", addr, object, property]);
+        let text = stdout(&o).trim().to_string();
+        if text.starts_with(want) || std::time::Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

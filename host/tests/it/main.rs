@@ -2,8 +2,10 @@
 
 mod capture;
 mod cli;
+mod cov;
 mod gateway;
 mod interop;
+mod management;
 mod peers;
 mod plugin;
 mod segmentation;

@@ -90,8 +90,7 @@ async fn the_default_limits_refuse_a_read_above_256_results_with_a_classified_ab
         "{err}"
     );
     // A read within the limits still works, segmented when it must be.
-    let mut small = TsmConfig::default();
-    small.max_apdu_accepted = bacnet::apdu::MaxApdu::UP_TO_206;
+    let small = TsmConfig { max_apdu_accepted: bacnet::apdu::MaxApdu::UP_TO_206, ..TsmConfig::default() };
     let client = self::client(small).await;
     let results = client.read_property_multiple(&device, all_of((1..=10).map(ai))).await.unwrap();
     assert_eq!(results.len(), 10);

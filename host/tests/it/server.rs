@@ -24,7 +24,12 @@ fn server() -> Server<DeviceOnlyModel> {
 /// Run the server on one APDU.
 fn handle(apdu: &[u8], broadcast: bool) -> Option<trellis::server::Reply> {
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    rt.block_on(server().handle(apdu, broadcast))
+    rt.block_on(server().handle(&requester(), apdu, broadcast))
+}
+
+/// The address requests come from.
+fn requester() -> trellis::client::DeviceAddress {
+    trellis::client::DeviceAddress::direct("127.0.0.1:47900".parse().unwrap())
 }
 
 fn device() -> ObjectIdentifier {
@@ -266,7 +271,7 @@ fn the_objects_of_a_disabled_plugin_are_reported_out_of_service() {
             body: &body,
         })
         .encode(&mut apdu);
-        rt.block_on(server.handle(&apdu, false)).unwrap().apdu
+        rt.block_on(server.handle(&requester(), &apdu, false)).unwrap().apdu
     };
     let flags = ReadPropertyAck::decode(&ack_body(&ask(P::STATUS_FLAGS))).unwrap();
     assert_eq!(

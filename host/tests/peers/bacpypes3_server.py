@@ -13,10 +13,19 @@ Objects:
   binary-value,1      "bv1"  inactive, commandable
   multi-state-value,1 "msv1" 3 states, stateText ["Off", "Low", "High"], pv 1
   characterstring-value,1 "csv1" "hello"
+  characterstring-value,2 "last-time-sync" "none": a test hook, see below
   analog-value,2..N+1 "av2".. (one per --objects), pv = instance as float
 
 DeviceCommunicationControl is answered (password "trellis"); bacpypes3 has no
-ReinitializeDevice handler.
+ReinitializeDevice handler, and its ReadRange handler raises
+NotImplementedError (answered Error device/operational-problem).
+
+bacpypes3 has no TimeSynchronization handlers either. The script adds two
+that only record what bacpypes3 decoded, for tests to read back: the
+Present_Value of characterstring-value,2 becomes
+"<service> YYYY-MM-DD <weekday 1-7> HH:MM:SS.hh" (the fields as received,
+e.g. "utcTimeSynchronization 2025-06-01 7 12:00:00.00"). The device's own
+Local_Date/Local_Time stay the host clock's.
 
 Usage:  .venv-peers/bin/python host/tests/peers/bacpypes3_server.py --port 47809
 """
@@ -58,6 +67,23 @@ class ServerApplication(Application, DeviceCommunicationControlServices):
             self.enable_communications()
         else:
             super().disable_communications(name)
+
+    # Test hook: record the TimeSynchronization requests bacpypes3 decoded.
+    time_sync_log = None
+
+    async def do_TimeSynchronizationRequest(self, apdu) -> None:
+        self._record_time_sync("timeSynchronization", apdu)
+
+    async def do_UTCTimeSynchronizationRequest(self, apdu) -> None:
+        self._record_time_sync("utcTimeSynchronization", apdu)
+
+    def _record_time_sync(self, service, apdu) -> None:
+        year, month, day, weekday = apdu.time.date
+        hour, minute, second, hundredths = apdu.time.time
+        self.time_sync_log.presentValue = (
+            f"{service} {1900 + year:04d}-{month:02d}-{day:02d} {weekday} "
+            f"{hour:02d}:{minute:02d}:{second:02d}.{hundredths:02d}"
+        )
 
 
 class BinaryValueObjectCmd(Commandable, BinaryValueObject):
@@ -184,6 +210,15 @@ def build_app(port: int, device_id: int, extra: int) -> Application:
             outOfService=False,
         )
     )
+    app.time_sync_log = CharacterStringValueObject(
+        objectIdentifier=("characterstring-value", 2),
+        objectName="last-time-sync",
+        presentValue="none",
+        statusFlags=[0, 0, 0, 0],
+        eventState="normal",
+        outOfService=False,
+    )
+    app.add_object(app.time_sync_log)
     for i in range(2, 2 + extra):
         app.add_object(
             AnalogValueObject(
