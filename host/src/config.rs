@@ -15,6 +15,8 @@
 //! data_dir = "/var/lib/trellis/demo"    # optional, the plugin's /data
 //! tick_ms = 1000
 //! watch = false                         # hot-swap when the plugin file changes
+//! password = "change-me"                # optional: required by DeviceCommunicationControl and ReinitializeDevice
+//! accept_time_sync = true               # Time/UTCTimeSynchronization set the clock plugins see
 //! memory_mb = 64
 //! deadline_ms = 100
 //!
@@ -163,6 +165,16 @@ pub struct DeviceSection {
     /// `[device.limits]`: admission control and answer bounds.
     #[serde(default)]
     pub limits: LimitsSection,
+    /// Password DeviceCommunicationControl and ReinitializeDevice must
+    /// carry (1 to 20 characters); without one, any is accepted.
+    pub password: Option<String>,
+    /// Let Time/UTCTimeSynchronization set the clock the plugin sees.
+    #[serde(default = "default_true")]
+    pub accept_time_sync: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// `[device.limits]`; every field optional, defaults in
@@ -252,6 +264,8 @@ impl Default for DeviceSection {
             deadline_ms: default_deadline(),
             watch: false,
             limits: LimitsSection::default(),
+            password: None,
+            accept_time_sync: true,
         }
     }
 }
@@ -312,6 +326,10 @@ impl Config {
             );
             anyhow::ensure!(d.tick_ms >= 10, "device {n}: tick_ms must be at least 10");
             d.limits.resolve().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
+            anyhow::ensure!(
+                d.password.as_ref().is_none_or(|p| (1..=20).contains(&p.chars().count())),
+                "device {n}: password must be 1 to 20 characters (what DeviceCommunicationControl can carry)"
+            );
             anyhow::ensure!((1..=4096).contains(&d.memory_mb), "device {n}: memory_mb must be 1..=4096");
             anyhow::ensure!((1..=60_000).contains(&d.deadline_ms), "device {n}: deadline_ms must be 1..=60000");
             trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;

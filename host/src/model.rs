@@ -104,6 +104,15 @@ pub enum ModelError {
         /// Plugin name.
         plugin: String,
     },
+    /// A restart (ReinitializeDevice) could not start a new instance; the
+    /// old one keeps serving.
+    #[error("plugin {plugin} could not be restarted: {detail}")]
+    RestartFailed {
+        /// Plugin name.
+        plugin: String,
+        /// Why.
+        detail: String,
+    },
     /// The plugin's queue is full (admission control).
     #[error("plugin {plugin} is busy")]
     Busy {
@@ -145,5 +154,16 @@ pub trait ObjectModel: Send + Sync + 'static {
     /// change only by writes through the server.
     fn changes(&self) -> Option<crate::plugin::ChangeFeed> {
         None
+    }
+    /// The clock the model reads, which time synchronization sets; `None`
+    /// for a model that reads no clock.
+    fn clock(&self) -> Option<crate::plugin::HostClock> {
+        None
+    }
+    /// Restart for ReinitializeDevice: a warm start keeps the model's state,
+    /// a cold start begins from scratch.
+    fn reinitialize(&self, cold: bool) -> impl Future<Output = Result<(), ModelError>> + Send {
+        let _ = cold;
+        async { Ok(()) }
     }
 }

@@ -2,6 +2,7 @@
 //! subcommand lives in its own module; printing and value parsing are shared
 //! in [`mod@format`] and [`parse`].
 
+mod cov;
 mod datetime;
 mod dcc;
 mod discover;
@@ -72,6 +73,15 @@ pub enum Command {
     Write(write::WriteArgs),
     /// Who-Is, then each device's object list and object names.
     Discover(discover::DiscoverArgs),
+    /// Subscribe to an object's changes and print each notification (SubscribeCOV).
+    ///
+    /// Prints one line per notification: the object, each reported property and value, and the
+    /// subscription's time remaining. Renews the subscription at three quarters of --lifetime, and
+    /// cancels it on exit (Ctrl-C, --count or --duration). With --property, SubscribeCOVProperty
+    /// monitors that one property (optionally with its own --increment).
+    ///
+    /// Example: trellis cov 192.168.1.20 analog-input,1 --confirmed --lifetime 600
+    Cov(cov::CovArgs),
     /// Read a range of a list property, such as a Trend Log's Log_Buffer (ReadRange).
     ///
     /// Without --position, --sequence or --time the whole list is read (as much of it as fits one
@@ -212,6 +222,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Discover(a) => discover::run(&client, a).await,
         Command::Readrange(a) => readrange::run(&client, a).await,
         Command::Dcc(a) => dcc::run(&client, a).await,
+        Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,
         Command::Timesync(a) => timesync::run(&client, a).await,
         Command::Run(_) | Command::Plugin(_) => unreachable!("handled above"),

@@ -166,7 +166,14 @@ async fn start_device(
         caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
     } // ---- end signed plugins
     let limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
-    Ok((model, bip, DeviceConfig { instance: d.instance, limits, ..Default::default() }, base_config))
+    let config = DeviceConfig {
+        instance: d.instance,
+        limits,
+        password: d.password.clone(),
+        accept_time_sync: d.accept_time_sync,
+        ..Default::default()
+    };
+    Ok((model, bip, config, base_config))
 }
 
 /// Swap `device`'s plugin whenever `file` changes (polled every 2 s; a file
@@ -197,10 +204,10 @@ async fn watch(admin: std::sync::Arc<crate::admin::Admin>, device: u32, file: Pa
 async fn tick(model: PluginModel, every: Duration) -> anyhow::Result<()> {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let clock = crate::plugin::HostClock::default();
     loop {
         interval.tick().await;
-        if let Err(e) = model.tick(clock.now()).await {
+        // The plugin's own clock: time synchronization moves it.
+        if let Err(e) = model.tick(model.clock().now()).await {
             tracing::warn!(plugin = model.name(), error = %e, "tick failed");
         }
     }

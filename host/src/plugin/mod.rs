@@ -330,6 +330,32 @@ impl PluginModel {
         Ok(info)
     }
 
+    /// Restart the plugin in a fresh instance (ReinitializeDevice): with its
+    /// current state (`keep_state`, a warm start) or from scratch (a cold
+    /// start). Writes wait; if the new instance cannot start, the old one
+    /// keeps serving.
+    pub async fn restart(&self, keep_state: bool) -> Result<(), ModelError> {
+        let _w = self.inner.writes.write().await;
+        let state: Option<Arc<[u8]>> = if keep_state { Some(self.submit(Job::Export).await?.into()) } else { None };
+        let old = self.active();
+        let failed = |detail: String| ModelError::RestartFailed { plugin: self.inner.name.to_string(), detail };
+        let fresh = tokio::task::spawn_blocking(move || old.restart(state))
+            .await
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(failed)?;
+        *self.inner.active.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
+        if !keep_state {
+            // Everything may differ now: the object list and every value.
+            self.inner.changes.objects_changed();
+        }
+        Ok(())
+    }
+
+    /// The clock the plugin reads (shared with its successors).
+    pub fn clock(&self) -> HostClock {
+        self.active().clock().clone()
+    }
+
     fn active(&self) -> Arc<WorkerHandle> {
         self.inner.active.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
@@ -368,6 +394,14 @@ impl PluginModel {
 impl ObjectModel for PluginModel {
     fn changes(&self) -> Option<ChangeFeed> {
         Some(PluginModel::changes(self))
+    }
+
+    fn clock(&self) -> Option<HostClock> {
+        Some(PluginModel::clock(self))
+    }
+
+    async fn reinitialize(&self, cold: bool) -> Result<(), ModelError> {
+        self.restart(!cold).await
     }
 
     async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {

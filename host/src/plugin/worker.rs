@@ -201,6 +201,22 @@ impl WorkerHandle {
         Ok(fresh)
     }
 
+    /// A fresh instance of the same component for ReinitializeDevice, with
+    /// `state` imported (`None`: from scratch); counted as a restart, not a
+    /// failure. Blocking, like [`spawn`](Self::spawn).
+    pub fn restart(&self, state: Option<Arc<[u8]>>) -> Result<Self, String> {
+        let fresh = WorkerHandle::spawn(self.spec.clone(), state)?;
+        let old = self.health.report();
+        fresh.health.restarts.store(old.restarts + 1, Ordering::Relaxed);
+        fresh.health.failures.store(old.failures, Ordering::Relaxed);
+        Ok(fresh)
+    }
+
+    /// The clock this instance reads.
+    pub fn clock(&self) -> &super::HostClock {
+        &self.spec.clock
+    }
+
     /// Whether the async side gave up on this worker, and nobody has started
     /// replacing it yet (true once per worker).
     pub fn needs_replacing(&self) -> bool {

@@ -37,6 +37,9 @@ pub struct CovStats {
     pub confirmed_failed: AtomicU64,
     /// Notifications that could not be sent (socket error).
     pub send_failed: AtomicU64,
+    /// Notifications not sent because DeviceCommunicationControl disabled
+    /// initiation.
+    pub suppressed: AtomicU64,
 }
 
 impl CovStats {
@@ -239,6 +242,10 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
         }
         let initiating = server.device_id();
         while let Some(n) = cov.with_table(|t, _| t.poll_notification()) {
+            if !server.communication().initiates() {
+                cov.stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             send(&sink, cov, n, initiating).await;
         }
     }

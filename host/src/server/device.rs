@@ -21,17 +21,21 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 10] = [
+pub const SERVICES_SUPPORTED: [usize; 14] = [
     5,  // subscribeCOV
     12, // readProperty
     14, // readPropertyMultiple
     15, // writeProperty
     16, // writePropertyMultiple
+    17, // deviceCommunicationControl
+    20, // reinitializeDevice
     26, // i-Am
     28, // subscribeCOVProperty
+    32, // timeSynchronization
     27, // i-Have
     33, // who-Has
     34, // who-Is
+    36, // utcTimeSynchronization
 ];
 
 /// Host settings for the served device.
@@ -45,6 +49,11 @@ pub struct DeviceConfig {
     pub apdu_retries: u8,
     /// APDU_Segment_Timeout (T_seg) in milliseconds.
     pub segment_timeout_ms: u32,
+    /// The password DeviceCommunicationControl and ReinitializeDevice must
+    /// carry; `None` accepts any.
+    pub password: Option<String>,
+    /// Let Time/UTCTimeSynchronization set the clock the model sees.
+    pub accept_time_sync: bool,
     /// Bounds on what one peer, and one answer, may take.
     pub limits: Limits,
 }
@@ -56,6 +65,8 @@ impl Default for DeviceConfig {
             apdu_timeout_ms: 3000,
             apdu_retries: 3,
             segment_timeout_ms: 2000,
+            password: None,
+            accept_time_sync: true,
             limits: Limits::default(),
         }
     }

@@ -20,6 +20,7 @@
 use super::cov::{self, Cov, Found};
 use super::device::{HostDevice, MAX_APDU};
 use super::idmap::DeviceIdMap;
+use super::management::CommunicationControl;
 use crate::client::DeviceAddress;
 use crate::model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
 use bacnet::apdu::{Apdu, ComplexAck, ConfirmedRequest};
@@ -70,10 +71,13 @@ pub struct Server<M> {
     ids: DeviceIdMap,
     host: HostDevice,
     cov: Cov,
+    communication: CommunicationControl,
+    /// An acknowledged ReinitializeDevice: Some(cold start).
+    pending_restart: std::sync::Mutex<Option<bool>>,
 }
 
 /// How a request failed before an answer could be encoded.
-enum Failure {
+pub(super) enum Failure {
     Error(BacnetError),
     WpmError(WritePropertyMultipleError),
     Abort(AbortReason),
@@ -89,7 +93,7 @@ impl From<ModelError> for Failure {
     }
 }
 
-fn contract(what: &str) -> Failure {
+pub(super) fn contract(what: &str) -> Failure {
     tracing::warn!(what, "object model broke the interface contract");
     Failure::Error(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM })
 }
@@ -106,12 +110,28 @@ impl<M: ObjectModel> Server<M> {
             max_subscriptions_per_subscriber: host.config.limits.max_cov_per_subscriber,
             max_subscriptions: host.config.limits.max_cov_subscriptions,
         });
-        Server { model, ids: DeviceIdMap { network: host.id, model: model_device }, host, cov }
+        Server {
+            model,
+            ids: DeviceIdMap { network: host.id, model: model_device },
+            host,
+            cov,
+            communication: CommunicationControl::default(),
+            pending_restart: Default::default(),
+        }
     }
 
     /// The model.
     pub fn model(&self) -> &M {
         &self.model
+    }
+
+    /// The DeviceCommunicationControl state.
+    pub fn communication(&self) -> &CommunicationControl {
+        &self.communication
+    }
+
+    pub(super) fn pending_restart(&self) -> &std::sync::Mutex<Option<bool>> {
+        &self.pending_restart
     }
 
     /// The device's COV subscriptions and their counters.
@@ -157,9 +177,15 @@ impl<M: ObjectModel> Server<M> {
                 let who = WhoIs::decode(body).ok()?;
                 in_range(who.range).then(|| Reply { apdu: self.i_am_apdu(), broadcast })
             }
+            U::TIME_SYNCHRONIZATION | U::UTC_TIME_SYNCHRONIZATION => {
+                let r = bacnet::services::TimeSynchronizationRequest::decode(body).ok()?;
+                self.synchronize_time(r.date, r.time, service == U::UTC_TIME_SYNCHRONIZATION);
+                None
+            }
             U::WHO_HAS => {
                 let who = WhoHas::decode(body).ok()?;
-                if !in_range(who.range) {
+                // I-Have is initiated: not under DCC disable-initiation.
+                if !in_range(who.range) || !self.communication.initiates() {
                     return None;
                 }
                 let objects = self.model.objects().await.ok()?;
@@ -233,6 +259,20 @@ impl<M: ObjectModel> Server<M> {
             },
             S::WRITE_PROPERTY_MULTIPLE => match WritePropertyMultipleRequest::decode(body) {
                 Ok(r) => Ok(self.write_property_multiple(r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
+            S::DEVICE_COMMUNICATION_CONTROL => {
+                match bacnet::services::DeviceCommunicationControlRequest::decode(body) {
+                    Ok(r) => Ok(self.device_communication_control(r).map(|_| None)),
+                    Err(e) => Err(e),
+                }
+            }
+            S::REINITIALIZE_DEVICE => match bacnet::services::ReinitializeDeviceRequest::decode(body) {
+                Ok(r) => Ok(self.reinitialize_device(r).map(|_| None)),
+                Err(e) => Err(e),
+            },
+            S::READ_RANGE => match bacnet::services::ReadRangeRequest::decode(body) {
+                Ok(r) => Ok(self.read_range(r, room).await.map(Some)),
                 Err(e) => Err(e),
             },
             _ => return Response::Reject(RejectReason::UNRECOGNIZED_SERVICE),

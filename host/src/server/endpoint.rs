@@ -155,6 +155,11 @@ impl<M: ObjectModel> Endpoint<M> {
                 Some((key, response)) = self.done.recv() => {
                     let now = self.now();
                     self.tsm.respond(now, &key, response);
+                    self.flush().await;
+                    // An acknowledged ReinitializeDevice restarts the model
+                    // now that its SimpleACK has left.
+                    let server = self.server.clone();
+                    tokio::spawn(async move { server.perform_pending_restart().await });
                 }
                 _ = sleep_until(deadline) => {
                     let now = self.now();
@@ -185,6 +190,14 @@ impl<M: ObjectModel> Endpoint<M> {
             tracing::debug!(from = %peer, "dropped malformed APDU");
             return;
         };
+        let service = match &decoded {
+            Apdu::ConfirmedRequest(c) => Some(c.service),
+            _ => None,
+        };
+        let from_requester = matches!(decoded, Apdu::ConfirmedRequest(_) | Apdu::UnconfirmedRequest { .. });
+        if from_requester && !self.server.communication().answers(service) {
+            return; // DeviceCommunicationControl disable: silence
+        }
         match decoded {
             Apdu::UnconfirmedRequest { .. } => self.spawn_unconfirmed(apdu.to_vec(), broadcast, peer, npdu.priority),
             Apdu::ConfirmedRequest(_) if broadcast => {} // never answered (Clause 5.4.5)

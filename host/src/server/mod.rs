@@ -16,7 +16,9 @@ pub mod device;
 pub mod dispatch;
 mod endpoint;
 pub mod idmap;
+pub mod management;
 pub mod native;
+mod read_range;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
 pub use dispatch::{AnswerRoom, Reply, Server};

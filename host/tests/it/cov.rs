@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
 use trellis::client::{Client, ClientConfig, CovSubscription, DeviceAddress};
 use trellis::plugin::{EngineConfig, PluginConfig, PluginEngine, PluginModel, builtin};
 use trellis::server::{DeviceConfig, Limits, Server, build, serve};
@@ -265,5 +266,48 @@ async fn a_subscriber_that_never_acknowledges_is_retried_then_counted_as_failed(
         }
     }
     assert_eq!(notifications, 4, "the notification was sent once and retried three times");
+    gateway.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trellis_cov_prints_the_initial_and_the_next_notification_then_cancels() {
+    let (device, server, gateway) = serve_demo(Limits::default()).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--port", &free_port().to_string(), "cov", &device.link.to_string(), "analog-value,1"])
+        .args(["--confirmed", "--lifetime", "60", "--count", "2", "--duration", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start trellis cov");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let said = rx.recv_timeout(Duration::from_secs(20)).expect("trellis cov said nothing");
+    assert!(said.starts_with("subscribed to analog-value,1"), "{said}");
+    // The initial notification is on its way; now change the setpoint.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let writer = client().await;
+    writer.write_property(&device, av(1), P::PRESENT_VALUE, None, Value::Real(21.75).into(), Some(8)).await.unwrap();
+    let pid = child.id();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let out = match tokio::time::timeout(Duration::from_secs(30), waited).await {
+        Ok(out) => out.unwrap().unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            panic!("trellis cov did not stop after 2 notifications");
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", out.status);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines.iter().all(|l| l.starts_with("analog-value,1 present-value: ")), "{stdout}");
+    assert!(lines[1].contains("21.75"), "the second notification carries the write: {stdout}");
+    // It cancelled its subscription on the way out.
+    assert_eq!(server.cov().subscriptions(), 0);
     gateway.abort();
 }

@@ -2,6 +2,7 @@
 
 mod capture;
 mod cli;
+mod control;
 mod cov;
 mod gateway;
 mod interop;
