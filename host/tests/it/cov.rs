@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
 use trellis::client::{Client, ClientConfig, CovSubscription, DeviceAddress};
 use trellis::plugin::{EngineConfig, PluginConfig, PluginEngine, PluginModel, builtin};
 use trellis::server::{DeviceConfig, Limits, Server, build, serve};
