@@ -4,6 +4,7 @@ mod capture;
 mod cli;
 mod control;
 mod cov;
+mod crowd;
 mod gateway;
 mod interop;
 mod management;
