@@ -94,10 +94,13 @@ impl<M: ObjectModel> Instance<M> {
             .collect()
     }
 
-    /// `tick`.
+    /// `tick`: the model's [`ObjectModel::tick`], then the Trend Log
+    /// records due at `now`, read through [`ObjectModel::read_property`].
     pub fn tick(&mut self, now: DateTime) {
         self.store.set_tick_time(now);
         self.model.tick(&mut self.store, now);
+        let model = &self.model;
+        self.store.log_trends_with(now, |store, r| model.read_property(store, r));
     }
 
     /// `export-state`: the store's state and the model's own bytes.

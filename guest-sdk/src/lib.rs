@@ -6,7 +6,8 @@
 //! This crate lets the plugin be only what is special about its device:
 //!
 //! - [`Store`]: the objects, with ASHRAE 135's property semantics already in
-//!   place — Device, Analog/Binary/Multi-state Input/Output/Value, priority
+//!   place — Device, Analog/Binary/Multi-state Input/Output/Value, Trend Log
+//!   (polled, with its Log_Buffer for ReadRange), priority
 //!   arrays and Relinquish_Default for commandable objects, Status_Flags,
 //!   Out_Of_Service, Reliability, Units, COV_Increment, Property_List, the
 //!   array rules, ALL/REQUIRED/OPTIONAL expansion, and every Error the
@@ -40,7 +41,7 @@ pub use bacnet::services::BacnetError;
 pub use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
 pub use instance::{Instance, Notifications, ReadResult};
 pub use model::{Config, ObjectModel, PluginInfo, PropertyRef, Write};
-pub use store::{Device, ObjectSpec, PresentValue, Store, StoreError};
+pub use store::{Device, ObjectSpec, PresentValue, Store, StoreError, TrendLogSpec};
 pub use time::DateTime;
 
 /// The BACnet Errors the object store answers with, by the standard's names.
@@ -66,6 +67,8 @@ pub mod errors {
     pub const INVALID_DATA_TYPE: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::INVALID_DATA_TYPE);
     /// property / value-out-of-range.
     pub const VALUE_OUT_OF_RANGE: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE);
+    /// object / log-buffer-full (enabling a full Trend Log that stops when full).
+    pub const LOG_BUFFER_FULL: BacnetError = e(ErrorClass::OBJECT, ErrorCode::LOG_BUFFER_FULL);
     /// property / duplicate-name (Object_Name must be unique in the device).
     pub const DUPLICATE_NAME: BacnetError = e(ErrorClass::PROPERTY, ErrorCode::DUPLICATE_NAME);
     /// property / character-set-not-supported.

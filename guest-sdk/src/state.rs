@@ -9,18 +9,30 @@
 //! state   ::= "TRST" 0x01 record*
 //! record  ::= [0] { ObjectIdentifier (Unsigned property-id, [1] { value })* }   -- one object
 //!           | [2] { OctetString }                                             -- the model's own bytes
+//!           | [3] { ObjectIdentifier Boolean Unsigned (Unsigned | Null)        -- one Trend Log:
+//!                   [0] { BACnetLogRecord* } }                                --   Enable, Total_Record_Count,
+//!                                                                             --   next record due (Unix ms), Log_Buffer
 //! ```
 //!
 //! Per object: Present_Value of a non-commandable object, Priority_Array of a
 //! commandable one (16 elements, Null = empty), Out_Of_Service, and those of
 //! Object_Name, Description, Location and COV_Increment that a client wrote
 //! (so configuration changes in a new version still take effect for the
-//! rest). Import skips what the new version does not have: unknown records,
-//! objects, properties, and values that no longer fit (a state beyond
-//! Number_Of_States, a datatype that changed). A higher version, or bytes
-//! that are not a state, are an error and leave the store untouched.
+//! rest). Per Trend Log, besides its written Object_Name and Description in
+//! a `[0]` record: Enable, Total_Record_Count, its schedule and its buffer,
+//! so records and sequence numbers go on across a swap. Import skips what
+//! the new version does not have: unknown records, objects, properties, and
+//! values that no longer fit (a state beyond Number_Of_States, a datatype
+//! that changed); a buffer larger than the new Buffer_Size keeps its newest
+//! records. A higher version, or bytes that are not a state, are an error and
+//! leave the store untouched.
+//!
+//! The `[3]` record did not change the version: version 1 readers skip
+//! record tags they do not know (so an older plugin takes the rest of a
+//! newer state), and a state without `[3]` records restores every Trend Log
+//! empty.
 
-use crate::store::{Class, Object, PresentValue, Store};
+use crate::store::{Class, LogRecord, Object, PresentValue, Store, TrendLog};
 use bacnet::codec::Reader;
 use bacnet::{AnyValue, Element, ObjectIdentifier, PropertyIdentifier as P, Value};
 
@@ -29,6 +41,7 @@ const VERSION: u8 = 1;
 const OBJECT: u8 = 0;
 const PROPERTY_VALUE: u8 = 1;
 const MODEL: u8 = 2;
+const TREND_LOG: u8 = 3;
 
 /// Encode the store's state and the model's own bytes.
 pub(crate) fn export(store: &Store, model: &[u8]) -> Vec<u8> {
@@ -48,6 +61,19 @@ pub(crate) fn export(store: &Store, model: &[u8]) -> Vec<u8> {
     object_record(&mut body, device.id(), &props);
     for o in store.objects.values() {
         object_record(&mut body, o.id, &object_props(o));
+    }
+    for t in store.trend_logs.values() {
+        let mut props: Vec<(P, AnyValue)> = Vec::new();
+        if t.written.name {
+            props.push((P::OBJECT_NAME, crate::value::text(&t.name).into()));
+        }
+        if t.written.description {
+            props.push((P::DESCRIPTION, crate::value::text(&t.description).into()));
+        }
+        if !props.is_empty() {
+            object_record(&mut body, t.id, &props);
+        }
+        body.push(trend_log_record(t));
     }
     body.push(Element::Constructed {
         tag: MODEL,
@@ -82,6 +108,57 @@ fn object_props(o: &Object) -> Vec<(P, AnyValue)> {
     props
 }
 
+fn trend_log_record(t: &TrendLog) -> Element {
+    let next_due = match t.next_due_ms {
+        Some(ms) => Value::Unsigned(ms),
+        None => Value::Null,
+    };
+    Element::Constructed {
+        tag: TREND_LOG,
+        elements: vec![
+            Element::Application(Value::ObjectIdentifier(t.id)),
+            Element::Application(Value::Boolean(t.enable)),
+            Element::Application(Value::Unsigned(t.total_record_count.into())),
+            Element::Application(next_due),
+            Element::Constructed { tag: 0, elements: t.log_buffer().0 },
+        ],
+    }
+}
+
+/// A Trend Log's state as decoded.
+struct TrendLogState {
+    id: ObjectIdentifier,
+    enable: bool,
+    total_record_count: u32,
+    next_due_ms: Option<u64>,
+    records: Vec<LogRecord>,
+}
+
+fn decode_trend_log(elements: &[Element]) -> Result<TrendLogState, String> {
+    let [
+        Element::Application(Value::ObjectIdentifier(id)),
+        Element::Application(Value::Boolean(enable)),
+        Element::Application(Value::Unsigned(total)),
+        Element::Application(next),
+        Element::Constructed { tag: 0, elements: buffer },
+    ] = elements
+    else {
+        return Err(
+            "state: a trend log record is not an identifier, Enable, Total_Record_Count, schedule and buffer".into()
+        );
+    };
+    let total_record_count =
+        u32::try_from(*total).map_err(|_| format!("state: Total_Record_Count of {id} is out of range"))?;
+    let next_due_ms = match next {
+        Value::Unsigned(ms) => Some(*ms),
+        Value::Null => None,
+        _ => return Err(format!("state: the schedule of {id} is not a time or Null")),
+    };
+    let records = LogRecord::decode_all(buffer)
+        .ok_or_else(|| format!("state: the buffer of {id} is not a list of log records"))?;
+    Ok(TrendLogState { id: *id, enable: *enable, total_record_count, next_due_ms, records })
+}
+
 fn object_record(body: &mut Vec<Element>, id: ObjectIdentifier, props: &[(P, AnyValue)]) {
     let mut elements = vec![Element::Application(Value::ObjectIdentifier(id))];
     for (p, v) in props {
@@ -94,6 +171,7 @@ fn object_record(body: &mut Vec<Element>, id: ObjectIdentifier, props: &[(P, Any
 /// A decoded state: per object its properties, and the model's bytes.
 pub(crate) struct State {
     objects: Vec<(ObjectIdentifier, Vec<(P, AnyValue)>)>,
+    trend_logs: Vec<TrendLogState>,
     pub(crate) model: Vec<u8>,
 }
 
@@ -109,10 +187,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<State, String> {
         return Err(format!("state version {version} is newer than this plugin reads (up to {VERSION})"));
     }
     let body = AnyValue::from_bytes(r.rest()).map_err(|e| format!("state does not decode: {e}"))?;
-    let mut state = State { objects: Vec::new(), model: Vec::new() };
+    let mut state = State { objects: Vec::new(), trend_logs: Vec::new(), model: Vec::new() };
     for e in body.0 {
         match e {
             Element::Constructed { tag: OBJECT, elements } => state.objects.push(decode_object(elements)?),
+            Element::Constructed { tag: TREND_LOG, elements } => state.trend_logs.push(decode_trend_log(&elements)?),
             Element::Constructed { tag: MODEL, elements } => match elements.as_slice() {
                 [Element::Application(Value::OctetString(b))] => state.model = b.clone(),
                 _ => return Err("state: the model record is not one OctetString".into()),
@@ -159,6 +238,14 @@ pub(crate) fn apply(store: &mut Store, state: &State) {
             restore(store, *id, *p, v);
         }
     }
+    for s in &state.trend_logs {
+        let Some(t) = store.trend_logs.get_mut(&s.id) else { continue };
+        t.enable = s.enable;
+        t.total_record_count = s.total_record_count;
+        t.next_due_ms = s.next_due_ms;
+        let keep = s.records.len().min(t.buffer_size as usize);
+        t.records = s.records[s.records.len() - keep..].iter().cloned().collect();
+    }
     store.settle();
 }
 
@@ -189,9 +276,20 @@ fn restore(store: &mut Store, id: ObjectIdentifier, p: P, v: &AnyValue) {
     if p == P::OBJECT_NAME {
         if let Some(t) = text()
             && store.rename(id, t)
-            && let Some(o) = store.objects.get_mut(&id)
         {
-            o.written.name = true;
+            if let Some(o) = store.objects.get_mut(&id) {
+                o.written.name = true;
+            }
+            if let Some(log) = store.trend_logs.get_mut(&id) {
+                log.written.name = true;
+            }
+        }
+        return;
+    }
+    if let Some(log) = store.trend_logs.get_mut(&id) {
+        if let (P::DESCRIPTION, Some(t)) = (p, text()) {
+            log.description = t;
+            log.written.description = true;
         }
         return;
     }

@@ -166,6 +166,12 @@ impl core::fmt::Display for StartError {
 
 impl core::error::Error for StartError {}
 
+/// The longest APDU we send a peer of `limits`: the smaller of its Max-APDU
+/// and our own. `start_with` refuses and `admit` segments by this one limit.
+fn request_max_apdu(config: &TsmConfig, limits: &PeerLimits) -> usize {
+    limits.max_apdu.min(config.max_apdu_accepted.octets() as usize)
+}
+
 #[derive(Debug)]
 struct Pending {
     id: TransactionId,
@@ -269,10 +275,10 @@ impl<A: Ord + Clone> ClientTsm<A> {
         body: Vec<u8>,
         limits: PeerLimits,
     ) -> Result<TransactionId, StartError> {
-        let kind = self.request_kind();
-        let needed =
-            segments_needed(&kind, body.len(), limits.max_apdu.min(self.config.max_apdu_accepted.octets() as usize));
-        if body.len() + 4 > limits.max_apdu && needed > 1 {
+        // The same test `admit` segments by.
+        let max_apdu = request_max_apdu(&self.config, &limits);
+        if body.len() + 4 > max_apdu {
+            let needed = segments_needed(&self.request_kind(), body.len(), max_apdu);
             if !limits.segmented_receive {
                 return Err(StartError::SegmentationNotSupported);
             }
@@ -316,7 +322,7 @@ impl<A: Ord + Clone> ClientTsm<A> {
                 invoke_id = invoke_id.wrapping_add(1);
             }
             self.next_invoke_id = invoke_id.wrapping_add(1);
-            let max_apdu = p.limits.max_apdu.min(cfg.max_apdu_accepted.octets() as usize);
+            let max_apdu = request_max_apdu(&cfg, &p.limits);
             let (apdu, segmenter, phase, deadline) = if p.body.len() + 4 <= max_apdu {
                 let mut apdu = Vec::with_capacity(4 + p.body.len());
                 Apdu::ConfirmedRequest(ConfirmedRequest {

@@ -331,6 +331,53 @@ fn a_request_the_peer_cannot_receive_in_segments_is_refused_before_sending() {
 }
 
 #[test]
+fn a_request_that_fits_the_peer_but_not_our_own_max_apdu_is_checked_against_the_smaller() {
+    // We send APDUs of at most the smaller of the peer's Max-APDU and our own
+    // (480 here), so 776 octets of request go in segments even though the
+    // peer accepts 1476. Found by the `segmentation` fuzz target: start
+    // checked against the peer's 1476 alone, accepted, and the client then
+    // sent segments to a peer that does not receive them.
+    //
+    // client (own Max-APDU 480)            peer (1476, no segmented receive)
+    //   | start_with(776 octets) → Err(SegmentationNotSupported); nothing sent
+    //
+    // client (own Max-APDU 480)            peer (1476, Max-Segments 2)
+    //   | start_with(1000 octets) → Err(TooLong) (3 segments of 474); nothing sent
+    //
+    // client (own Max-APDU 480)            server (1476, segments)
+    //   | segment 0 of 2 (≤ 480 octets) -----------> |
+    //   | <----------------------- Segment-ACK 0      |
+    //   | segment 1, last --------------------------> |
+    //   | <----------------------- Segment-ACK 1      |  → indication, 776 octets
+    //   | <----------------------------- SimpleACK    |
+    let mut client = ClientTsm::<u8>::new(client_config(MaxApdu::UP_TO_480, 4));
+    let peer = PeerLimits { max_apdu: 1476, segmented_receive: false, max_segments: None };
+    let err = client.start_with(ms(0), SERVER, S::WRITE_PROPERTY_MULTIPLE, body(776), peer).unwrap_err();
+    assert_eq!(err, bacnet::tsm::StartError::SegmentationNotSupported);
+    let peer = PeerLimits { max_apdu: 1476, segmented_receive: true, max_segments: Some(2) };
+    let err = client.start_with(ms(0), SERVER, S::WRITE_PROPERTY_MULTIPLE, body(1_000), peer).unwrap_err();
+    assert_eq!(err, bacnet::tsm::StartError::TooLong);
+    assert!(client.poll_transmit().is_none());
+    // 476 octets + the 4-octet header fit 480 exactly: one APDU, no segmenting.
+    let peer = PeerLimits { max_apdu: 1476, segmented_receive: false, max_segments: None };
+    client.start_with(ms(0), SERVER, S::WRITE_PROPERTY_MULTIPLE, body(476), peer).unwrap();
+    assert_eq!(client.poll_transmit().unwrap().apdu.len(), 480);
+
+    let mut link = Link::new(client_config(MaxApdu::UP_TO_480, 4), server_config());
+    let peer = PeerLimits { max_apdu: 1476, segmented_receive: true, max_segments: None };
+    let id = link.client.start_with(link.now, SERVER, S::WRITE_PROPERTY_MULTIPLE, body(776), peer).unwrap();
+    let mut received = Vec::new();
+    link.run(|ind| {
+        received.push(ind.body.clone());
+        Response::SimpleAck
+    });
+    assert_eq!(received, vec![body(776)]);
+    assert_eq!(link.outcome(id), &Outcome::SimpleAck);
+    assert!(link.log.iter().filter(|(f, _)| *f == CLIENT).all(|(_, a)| a.len() <= 480));
+    assert_eq!(link.server.counters().segmented_requests, 1);
+}
+
+#[test]
 fn a_proposed_window_out_of_range_is_aborted() {
     let mut server = ServerTsm::<u8>::new(server_config());
     for window in [0u8, 128] {

@@ -5,7 +5,7 @@
 //! [`Store::update`], [`Store::command`], …), which are typed and answer
 //! [`StoreError`] for programming mistakes. And BACnet clients, through
 //! [`Store::read`] and [`Store::write`] (the runtime calls them for the
-//! host), which follow the standard and answer [`BacnetError`](crate::BacnetError)s:
+//! host), which follow the standard and answer [`BacnetError`]s:
 //!
 //! | request | answer |
 //! |---|---|
@@ -20,23 +20,35 @@
 //! | a state outside 1..=Number_Of_States, a priority outside 1..=16 | property / value-out-of-range |
 //! | a command at priority 6 (reserved for Minimum On/Off, Clause 19.2.3) | property / write-access-denied |
 //! | a name another object has | property / duplicate-name |
+//! | write Record_Count of a Trend Log other than 0 | property / value-out-of-range |
+//! | enable a full Trend Log that stops when full | object / log-buffer-full |
 //! | any other property | property / write-access-denied |
 //!
 //! Changes of Present_Value and Status_Flags are recorded and handed to the
 //! host once per call ([`Store::take_changes`]); an analog Present_Value
 //! counts as changed when it moved by COV_Increment or more since it was
 //! last reported.
+//!
+//! Trend Logs ([`Store::add_trend_log`], Clause 12.25) log a property of
+//! another object of the store at the ticks into a bounded ring buffer
+//! (see [`TrendLogSpec`] for the rules); their
+//! Log_Buffer is a list the host reads in ranges with ReadRange.
 
 mod object;
 mod props;
+mod trend_log;
 mod write;
 
 pub(crate) use object::{Class, Command, Kind, Object, Role, Written};
 pub use object::{Device, ObjectSpec, PresentValue, StoreError};
+pub use trend_log::{DEFAULT_BUFFER_SIZE, DEFAULT_LOG_INTERVAL, MAX_ANY_VALUE_OCTETS, MAX_BUFFER_SIZE, TrendLogSpec};
+pub(crate) use trend_log::{LogDatum, LogRecord, TrendLog};
 pub use write::{DEFAULT_PRIORITY, MINIMUM_ON_OFF_PRIORITY};
 
 use crate::DateTime;
-use bacnet::{EventState, ObjectIdentifier, ObjectType, Reliability};
+use crate::model::PropertyRef;
+use bacnet::services::BacnetError;
+use bacnet::{AnyValue, EventState, ObjectIdentifier, ObjectType, PropertyIdentifier, Reliability, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A device's objects. See the [module documentation](self) for the rules.
@@ -45,7 +57,8 @@ pub struct Store {
     pub(crate) device: Device,
     pub(crate) device_written: Written,
     pub(crate) objects: BTreeMap<ObjectIdentifier, Object>,
-    /// Object_Name → point object, for uniqueness checks and `find`.
+    pub(crate) trend_logs: BTreeMap<ObjectIdentifier, TrendLog>,
+    /// Object_Name → object (Device object aside), for uniqueness checks and `find`.
     names: BTreeMap<String, ObjectIdentifier>,
     dirty: BTreeSet<ObjectIdentifier>,
     objects_changed: bool,
@@ -66,6 +79,7 @@ impl Store {
             device: Device::default(),
             device_written: Written::default(),
             objects: BTreeMap::new(),
+            trend_logs: BTreeMap::new(),
             names: BTreeMap::new(),
             dirty: BTreeSet::new(),
             objects_changed: false,
@@ -125,7 +139,7 @@ impl Store {
         let (role, kind) =
             object::classify(spec.object_type).ok_or(StoreError::UnsupportedObjectType(spec.object_type))?;
         check_instance(spec.instance)?;
-        if self.objects.contains_key(&id) {
+        if self.contains(id) {
             return Err(StoreError::DuplicateObject(id));
         }
         if spec.name.is_empty() {
@@ -191,12 +205,42 @@ impl Store {
         Ok(id)
     }
 
+    /// Create a Trend Log (Clause 12.25) logging a property of an object
+    /// this store has (create that object first). Records are taken at the
+    /// ticks (see [`log_trends`](Self::log_trends)).
+    pub fn add_trend_log(&mut self, spec: TrendLogSpec) -> Result<ObjectIdentifier, StoreError> {
+        let id = spec.id();
+        check_instance(spec.instance)?;
+        if self.contains(id) {
+            return Err(StoreError::DuplicateObject(id));
+        }
+        if spec.name.is_empty() {
+            return Err(StoreError::EmptyName);
+        }
+        if self.find(&spec.name).is_some() {
+            return Err(StoreError::DuplicateName(spec.name));
+        }
+        if !self.contains(spec.logged.object) {
+            return Err(StoreError::UnknownObject(spec.logged.object));
+        }
+        let log = spec.build()?;
+        self.names.insert(log.name.clone(), id);
+        self.trend_logs.insert(id, log);
+        self.objects_changed = true;
+        Ok(id)
+    }
+
     /// Delete an object; false when there was none.
     pub fn remove(&mut self, id: ObjectIdentifier) -> bool {
-        let removed = self.objects.remove(&id).inspect(|o| {
-            self.names.remove(&o.name);
-        });
-        let removed = removed.is_some();
+        let name = match (self.objects.remove(&id), self.trend_logs.remove(&id)) {
+            (Some(o), _) => Some(o.name),
+            (_, Some(t)) => Some(t.name),
+            (None, None) => None,
+        };
+        let removed = name.is_some();
+        if let Some(name) = name {
+            self.names.remove(&name);
+        }
         self.dirty.remove(&id);
         self.objects_changed |= removed;
         removed
@@ -204,22 +248,26 @@ impl Store {
 
     /// True when the device has this object (the Device object included).
     pub fn contains(&self, id: ObjectIdentifier) -> bool {
-        id == self.device.id() || self.objects.contains_key(&id)
+        id == self.device.id() || self.objects.contains_key(&id) || self.trend_logs.contains_key(&id)
     }
 
-    /// The point objects' identifiers, in (type, instance) order.
+    /// The objects' identifiers (point objects and Trend Logs, the Device
+    /// object aside), in (type, instance) order.
     pub fn ids(&self) -> impl Iterator<Item = ObjectIdentifier> + '_ {
-        self.objects.keys().copied()
+        let mut ids: Vec<ObjectIdentifier> = self.objects.keys().chain(self.trend_logs.keys()).copied().collect();
+        ids.sort_unstable();
+        ids.into_iter()
     }
 
-    /// Number of point objects (the Device object not counted).
+    /// Number of objects, point objects and Trend Logs (the Device object
+    /// not counted).
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.objects.len() + self.trend_logs.len()
     }
 
-    /// True when there are no point objects.
+    /// True when there are no objects besides the Device object.
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.len() == 0
     }
 
     /// The object named `name` (the Device object included).
@@ -239,10 +287,14 @@ impl Store {
         if id == self.device.id() {
             self.device.name = name;
         } else {
-            let Some(o) = self.objects.get_mut(&id) else { return false };
-            self.names.remove(&o.name);
+            let slot = match (self.objects.get_mut(&id), self.trend_logs.get_mut(&id)) {
+                (Some(o), _) => &mut o.name,
+                (_, Some(t)) => &mut t.name,
+                (None, None) => return false,
+            };
+            self.names.remove(slot);
             self.names.insert(name.clone(), id);
-            o.name = name;
+            *slot = name;
         }
         self.objects_changed = true;
         true
@@ -253,7 +305,10 @@ impl Store {
         if id == self.device.id() {
             return Some(&self.device.name);
         }
-        self.objects.get(&id).map(|o| o.name.as_str())
+        match self.trend_logs.get(&id) {
+            Some(t) => Some(&t.name),
+            None => self.objects.get(&id).map(|o| o.name.as_str()),
+        }
     }
 
     // ---- values, for the model ----
@@ -342,8 +397,13 @@ impl Store {
         Ok(())
     }
 
-    /// Set Reliability (FAULT in Status_Flags follows it).
+    /// Set Reliability (FAULT in Status_Flags follows it), of a point
+    /// object or a Trend Log.
     pub fn set_reliability(&mut self, id: ObjectIdentifier, reliability: Reliability) -> Result<(), StoreError> {
+        if let Some(t) = self.trend_logs.get_mut(&id) {
+            t.reliability = reliability;
+            return Ok(());
+        }
         self.with_object(id, |o| o.reliability = reliability)
     }
 
@@ -367,6 +427,10 @@ impl Store {
     pub fn set_description(&mut self, id: ObjectIdentifier, text: &str) -> Result<(), StoreError> {
         if id == self.device.id() {
             self.device.description = text.into();
+            return Ok(());
+        }
+        if let Some(t) = self.trend_logs.get_mut(&id) {
+            t.description = text.into();
             return Ok(());
         }
         self.with_object(id, |o| o.description = text.into())
@@ -424,10 +488,53 @@ impl Store {
         }
     }
 
-    /// Every object, the Device object first, with its name.
+    /// Every object, the Device object first, then in (type, instance)
+    /// order, with its name.
     pub fn object_names(&self) -> impl Iterator<Item = (ObjectIdentifier, &str)> + '_ {
         core::iter::once((self.device.id(), self.device.name.as_str()))
-            .chain(self.objects.values().map(|o| (o.id, o.name.as_str())))
+            .chain(self.ids().map(|id| (id, self.name(id).unwrap_or_default())))
+    }
+
+    // ---- trend logs ----
+
+    /// Take the Trend Log records due at `now` (each enabled log's first
+    /// record, then one every Log_Interval), reading the logged properties
+    /// from the store. Inside a plugin the runtime does this after every
+    /// [`ObjectModel::tick`](crate::ObjectModel::tick), through the model's
+    /// [`read_property`](crate::ObjectModel::read_property) hook; a model
+    /// driving a bare `Store` calls it itself.
+    pub fn log_trends(&mut self, now: DateTime) {
+        self.log_trends_with(now, |s, r| s.read(r));
+    }
+
+    /// [`log_trends`](Self::log_trends) with the reads through `read`.
+    pub(crate) fn log_trends_with(
+        &mut self,
+        now: DateTime,
+        read: impl Fn(&Store, &PropertyRef) -> Result<AnyValue, BacnetError>,
+    ) {
+        let due: Vec<(ObjectIdentifier, PropertyRef)> =
+            self.trend_logs.values_mut().filter_map(|t| t.take_due(now.unix_ms).then_some((t.id, t.logged))).collect();
+        for (id, logged) in due {
+            let datum = LogDatum::from_read(read(self, &logged));
+            // The logged object's Status_Flags go with the value, when it has them.
+            let flags = match read(self, &PropertyRef::new(logged.object, PropertyIdentifier::STATUS_FLAGS)) {
+                Ok(v) => match v.as_primitive() {
+                    Some(Value::BitString(b)) => Some(b.clone()),
+                    _ => None,
+                },
+                Err(_) => None,
+            };
+            if let Some(t) = self.trend_logs.get_mut(&id) {
+                t.push(LogRecord::new(now, datum, flags));
+            }
+        }
+    }
+
+    /// Number of records in a Trend Log's buffer (Record_Count), `None`
+    /// when `id` is not a Trend Log.
+    pub fn record_count(&self, id: ObjectIdentifier) -> Option<usize> {
+        self.trend_logs.get(&id).map(|t| t.records.len())
     }
 }
 

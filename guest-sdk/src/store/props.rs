@@ -12,8 +12,11 @@
 //! Priority_Array, Relinquish_Default and Current_Command_Priority of a
 //! commandable Value object. Reliability and Description are optional;
 //! Local_Date, Local_Time and UTC_Offset of the Device object too.
+//! Of a Trend Log, Log_DeviceObjectProperty and Log_Interval count as
+//! required: the table makes them conditional on polled logging of a
+//! property, which is what this store's Trend Logs do.
 
-use super::{Class, Object, Store};
+use super::{Class, Object, Store, TrendLog};
 use crate::errors;
 use crate::model::PropertyRef;
 use crate::value::text;
@@ -41,6 +44,27 @@ const DEVICE: &[(P, bool)] = &[
     (P::LOCAL_DATE, O),
     (P::UTC_OFFSET, O),
     (P::OBJECT_LIST, R),
+    (P::PROPERTY_LIST, R),
+];
+
+/// A Trend Log's properties (Clause 12.25, Table 12-27), in Property_List order.
+const TREND_LOG: &[(P, bool)] = &[
+    (P::OBJECT_IDENTIFIER, R),
+    (P::OBJECT_NAME, R),
+    (P::OBJECT_TYPE, R),
+    (P::DESCRIPTION, O),
+    (P::ENABLE, R),
+    (P::LOG_DEVICE_OBJECT_PROPERTY, R),
+    (P::LOG_INTERVAL, R),
+    (P::STOP_WHEN_FULL, R),
+    (P::BUFFER_SIZE, R),
+    (P::LOG_BUFFER, R),
+    (P::RECORD_COUNT, R),
+    (P::TOTAL_RECORD_COUNT, R),
+    (P::LOGGING_TYPE, R),
+    (P::STATUS_FLAGS, R),
+    (P::EVENT_STATE, R),
+    (P::RELIABILITY, O),
     (P::PROPERTY_LIST, R),
 ];
 
@@ -83,6 +107,9 @@ fn point_properties(o: &Object) -> Vec<(P, bool)> {
 pub(crate) enum Prop {
     One(Value),
     Array(Vec<Value>),
+    /// Constructed data or a list (not an array): Log_Buffer,
+    /// Log_DeviceObjectProperty.
+    Any(AnyValue),
 }
 
 impl Store {
@@ -91,6 +118,9 @@ impl Store {
     fn properties(&self, id: ObjectIdentifier) -> Option<Vec<(P, bool)>> {
         if id == self.device.id() {
             return Some(DEVICE.to_vec());
+        }
+        if self.trend_logs.contains_key(&id) {
+            return Some(TREND_LOG.to_vec());
         }
         self.objects.get(&id).map(point_properties)
     }
@@ -140,7 +170,8 @@ impl Store {
         let whole = self.read_whole(target.object, target.property)?;
         match (whole, target.array_index) {
             (Prop::One(v), None) => Ok(v.into()),
-            (Prop::One(_), Some(_)) => Err(errors::PROPERTY_IS_NOT_AN_ARRAY),
+            (Prop::Any(v), None) => Ok(v),
+            (Prop::One(_) | Prop::Any(_), Some(_)) => Err(errors::PROPERTY_IS_NOT_AN_ARRAY),
             (Prop::Array(items), None) => Ok(crate::value::array(items)),
             (Prop::Array(items), Some(0)) => Ok(Value::Unsigned(items.len() as u64).into()),
             (Prop::Array(items), Some(i)) => {
@@ -165,6 +196,9 @@ impl Store {
     pub(crate) fn read_whole(&self, id: ObjectIdentifier, p: P) -> Result<Prop, BacnetError> {
         if id == self.device.id() {
             return self.read_device(p);
+        }
+        if let Some(t) = self.trend_logs.get(&id) {
+            return self.read_trend_log(t, p);
         }
         let o = self.objects.get(&id).ok_or(errors::UNKNOWN_OBJECT)?;
         if !point_properties(o).iter().any(|(q, _)| *q == p) {
@@ -223,11 +257,38 @@ impl Store {
             P::LOCAL_TIME => one(Value::Time(self.now().local_time())),
             P::LOCAL_DATE => one(Value::Date(self.now().local_date())),
             P::UTC_OFFSET => one(Value::Signed(self.now().bacnet_utc_offset())),
-            P::OBJECT_LIST => Ok(Prop::Array(
-                core::iter::once(d.id()).chain(self.objects.keys().copied()).map(Value::ObjectIdentifier).collect(),
-            )),
+            P::OBJECT_LIST => {
+                Ok(Prop::Array(core::iter::once(d.id()).chain(self.ids()).map(Value::ObjectIdentifier).collect()))
+            }
             P::PROPERTY_LIST => Ok(Prop::Array(
                 self.property_list(d.id()).unwrap_or_default().into_iter().map(|p| Value::Enumerated(p.0)).collect(),
+            )),
+            _ => Err(errors::UNKNOWN_PROPERTY),
+        }
+    }
+
+    fn read_trend_log(&self, t: &TrendLog, p: P) -> Result<Prop, BacnetError> {
+        let one = |v: Value| Ok(Prop::One(v));
+        let unsigned = |n: u64| one(Value::Unsigned(n));
+        match p {
+            P::OBJECT_IDENTIFIER => one(Value::ObjectIdentifier(t.id)),
+            P::OBJECT_NAME => one(text(&t.name)),
+            P::OBJECT_TYPE => one(Value::Enumerated(ObjectType::TREND_LOG.0)),
+            P::DESCRIPTION => one(text(&t.description)),
+            P::ENABLE => one(Value::Boolean(t.enable)),
+            P::LOG_DEVICE_OBJECT_PROPERTY => Ok(Prop::Any(t.log_device_object_property())),
+            P::LOG_INTERVAL => unsigned(t.log_interval.into()),
+            P::STOP_WHEN_FULL => one(Value::Boolean(t.stop_when_full)),
+            P::BUFFER_SIZE => unsigned(t.buffer_size.into()),
+            P::LOG_BUFFER => Ok(Prop::Any(t.log_buffer())),
+            P::RECORD_COUNT => unsigned(t.records.len() as u64),
+            P::TOTAL_RECORD_COUNT => unsigned(t.total_record_count.into()),
+            P::LOGGING_TYPE => one(TrendLog::logging_type()),
+            P::STATUS_FLAGS => one(t.status_flags()),
+            P::EVENT_STATE => one(Value::Enumerated(bacnet::EventState::NORMAL.0)),
+            P::RELIABILITY => one(Value::Enumerated(t.reliability.0)),
+            P::PROPERTY_LIST => Ok(Prop::Array(
+                self.property_list(t.id).unwrap_or_default().into_iter().map(|p| Value::Enumerated(p.0)).collect(),
             )),
             _ => Err(errors::UNKNOWN_PROPERTY),
         }

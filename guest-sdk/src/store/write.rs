@@ -6,12 +6,15 @@
 //! datatype, then the range. Writable: Present_Value (inputs while out of
 //! service, Value objects, commanded objects), Object_Name, Description,
 //! Out_Of_Service, COV_Increment; on the Device object Object_Name,
-//! Description and Location. Everything else is write-access-denied.
+//! Description and Location; on a Trend Log Object_Name, Description, Enable
+//! and Record_Count (zero only: it clears the buffer). Everything else is
+//! write-access-denied.
 
-use super::{Class, Object, PresentValue, Role, Store};
+use super::trend_log::status;
+use super::{Class, LogRecord, Object, PresentValue, Role, Store};
 use crate::errors;
 use crate::model::Write;
-use crate::value::{as_boolean, as_real, as_text, is_null};
+use crate::value::{as_boolean, as_real, as_text, as_unsigned, is_null};
 use bacnet::services::BacnetError;
 use bacnet::{PropertyIdentifier as P, Value};
 
@@ -41,6 +44,9 @@ impl Store {
         }
         if id == self.device.id() {
             return self.write_device(w);
+        }
+        if self.trend_logs.contains_key(&id) {
+            return self.write_trend_log(w);
         }
         match p {
             P::OBJECT_NAME => {
@@ -107,6 +113,62 @@ impl Store {
             P::LOCATION => {
                 self.device.location = as_text(&w.value)?;
                 self.device_written.location = true;
+                Ok(())
+            }
+            _ => Err(errors::WRITE_ACCESS_DENIED),
+        }
+    }
+}
+
+impl Store {
+    /// A Trend Log's writable properties (Clause 12.25): Object_Name,
+    /// Description, Enable and Record_Count.
+    ///
+    /// Changing Enable adds a log-status record (log-disabled set when
+    /// disabling, clear when enabling), stamped with [`Store::now`];
+    /// enabling a full log with Stop_When_Full is object/log-buffer-full.
+    /// Writing 0 to Record_Count empties the buffer and adds a log-status
+    /// record with buffer-purged set (so Record_Count then reads 1);
+    /// any other number is property/value-out-of-range.
+    fn write_trend_log(&mut self, w: &Write) -> Result<(), BacnetError> {
+        let id = w.target.object;
+        let now = self.now();
+        if w.target.property == P::OBJECT_NAME {
+            let name = writable_name(as_text(&w.value)?)?;
+            if !self.rename(id, name) {
+                return Err(errors::DUPLICATE_NAME);
+            }
+            if let Some(t) = self.trend_logs.get_mut(&id) {
+                t.written.name = true;
+            }
+            return Ok(());
+        }
+        let t = self.trend_logs.get_mut(&id).ok_or(errors::UNKNOWN_OBJECT)?;
+        match w.target.property {
+            P::DESCRIPTION => {
+                t.description = as_text(&w.value)?;
+                t.written.description = true;
+                Ok(())
+            }
+            P::ENABLE => {
+                let enable = as_boolean(&w.value)?;
+                if enable == t.enable {
+                    return Ok(());
+                }
+                if enable && t.stop_when_full && t.is_full() {
+                    return Err(errors::LOG_BUFFER_FULL);
+                }
+                t.enable = enable;
+                t.next_due_ms = None;
+                t.push(LogRecord::new(now, status(!enable, false), None));
+                Ok(())
+            }
+            P::RECORD_COUNT => {
+                if as_unsigned(&w.value)? != 0 {
+                    return Err(errors::VALUE_OUT_OF_RANGE);
+                }
+                t.records.clear();
+                t.push(LogRecord::new(now, status(!t.enable, true), None));
                 Ok(())
             }
             _ => Err(errors::WRITE_ACCESS_DENIED),

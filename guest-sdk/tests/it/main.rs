@@ -5,6 +5,7 @@ mod device;
 mod model_side;
 mod read;
 mod state;
+mod trend_log;
 mod write;
 
 use trellis_guest_sdk::bacnet::{EngineeringUnits, ObjectType};

@@ -21,7 +21,7 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 14] = [
+pub const SERVICES_SUPPORTED: [usize; 15] = [
     5,  // subscribeCOV
     12, // readProperty
     14, // readPropertyMultiple
@@ -35,6 +35,7 @@ pub const SERVICES_SUPPORTED: [usize; 14] = [
     27, // i-Have
     33, // who-Has
     34, // who-Is
+    35, // readRange
     36, // utcTimeSynchronization
 ];
 

@@ -36,6 +36,7 @@ use bacnet::services::{
 };
 use bacnet::tsm::Response;
 use bacnet::{ObjectIdentifier, Segmentation};
+use std::sync::atomic::AtomicU64;
 
 /// An APDU to send back, and whether to broadcast it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +60,46 @@ pub struct AnswerRoom {
 
 impl AnswerRoom {
     /// The Abort reason for an answer that does not fit (Clause 5.4.5.3).
-    fn too_long(self) -> AbortReason {
+    pub(super) fn too_long(self) -> AbortReason {
         if self.segmented { AbortReason::APDU_TOO_LONG } else { AbortReason::SEGMENTATION_NOT_SUPPORTED }
+    }
+}
+
+/// Counters of a served device's transaction state machine and endpoint,
+/// for operators (logs, status) and tests.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    /// Requests refused by admission control (Abort out-of-resources).
+    pub refused: AtomicU64,
+    /// Retransmitted requests dropped while the first was in progress.
+    pub duplicates: AtomicU64,
+    /// Segmented requests reassembled.
+    pub segmented_requests: AtomicU64,
+    /// Answers sent in segments.
+    pub segmented_responses: AtomicU64,
+    /// Transactions this device aborted.
+    pub aborted: AtomicU64,
+    /// Transactions the client aborted.
+    pub aborted_by_client: AtomicU64,
+    /// Transactions ended by a timer.
+    pub timed_out: AtomicU64,
+    /// Unconfirmed requests dropped because 64 were being answered.
+    pub dropped_unconfirmed: AtomicU64,
+    /// Requests refused with Abort out-of-resources because the object
+    /// model's queue was full.
+    pub model_busy: AtomicU64,
+}
+
+impl ServerStats {
+    pub(super) fn store(&self, c: &bacnet::tsm::ServerTsmCounters) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.refused.store(c.refused, Relaxed);
+        self.duplicates.store(c.duplicates, Relaxed);
+        self.segmented_requests.store(c.segmented_requests, Relaxed);
+        self.segmented_responses.store(c.segmented_responses, Relaxed);
+        self.aborted.store(c.aborted, Relaxed);
+        self.aborted_by_client.store(c.aborted_by_client, Relaxed);
+        self.timed_out.store(c.timed_out, Relaxed);
     }
 }
 
@@ -72,6 +111,7 @@ pub struct Server<M> {
     host: HostDevice,
     cov: Cov,
     communication: CommunicationControl,
+    stats: ServerStats,
     /// An acknowledged ReinitializeDevice: Some(cold start).
     pending_restart: std::sync::Mutex<Option<bool>>,
 }
@@ -116,6 +156,7 @@ impl<M: ObjectModel> Server<M> {
             host,
             cov,
             communication: CommunicationControl::default(),
+            stats: ServerStats::default(),
             pending_restart: Default::default(),
         }
     }
@@ -123,6 +164,11 @@ impl<M: ObjectModel> Server<M> {
     /// The model.
     pub fn model(&self) -> &M {
         &self.model
+    }
+
+    /// What the transport side refused or gave up on.
+    pub fn stats(&self) -> &ServerStats {
+        &self.stats
     }
 
     /// The DeviceCommunicationControl state.
@@ -281,7 +327,12 @@ impl<M: ObjectModel> Server<M> {
             Err(decode) => Response::Reject(decode.reject_reason()),
             Ok(Ok(Some(body))) => Response::ComplexAck(body),
             Ok(Ok(None)) => Response::SimpleAck,
-            Ok(Err(Failure::Abort(reason))) => Response::Abort(reason),
+            Ok(Err(Failure::Abort(reason))) => {
+                if reason == AbortReason::OUT_OF_RESOURCES {
+                    self.stats.model_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Response::Abort(reason)
+            }
             Ok(Err(Failure::Error(e))) => Response::Error(e.to_vec()),
             Ok(Err(Failure::WpmError(e))) => Response::Error(e.to_vec()),
         }
@@ -289,7 +340,7 @@ impl<M: ObjectModel> Server<M> {
 
     /// Read targets through one model call, answering host-owned Device
     /// properties locally; one result list per target, as clients see them.
-    async fn read_targets(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, Failure> {
+    pub(super) async fn read_targets(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, Failure> {
         // Per target: its index among the model's targets and whether it
         // addresses the Device object, or `None` when the host answers it.
         let mut to_model = Vec::with_capacity(targets.len());

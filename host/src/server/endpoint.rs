@@ -72,7 +72,6 @@ pub async fn serve<M: ObjectModel>(bip: BipConfig, server: impl Into<Arc<Server<
         done_tx,
         priorities: HashMap::new(),
         unconfirmed: Arc::new(Semaphore::new(MAX_CONCURRENT_UNCONFIRMED)),
-        dropped_unconfirmed: 0,
         epoch: Instant::now(),
     };
     endpoint.run().await;
@@ -127,7 +126,6 @@ struct Endpoint<M> {
     /// answer goes at the request's priority (Clause 6.2.2).
     priorities: HashMap<(DeviceAddress, u8), NetworkPriority>,
     unconfirmed: Arc<Semaphore>,
-    dropped_unconfirmed: u64,
     epoch: Instant,
 }
 
@@ -168,7 +166,20 @@ impl<M: ObjectModel> Endpoint<M> {
                 }
             }
             self.flush().await;
+            self.publish_counters();
         }
+    }
+
+    /// Copy the state machine's counters where operators and tests read
+    /// them ([`Server::stats`]); warn when admission control starts refusing.
+    fn publish_counters(&self) {
+        let c = self.tsm.counters();
+        let stats = self.server.stats();
+        let before = stats.refused.swap(c.refused, std::sync::atomic::Ordering::Relaxed);
+        if c.refused > before && (before == 0 || c.refused.ilog2() > before.ilog2()) {
+            tracing::warn!(refused = c.refused, "admission control refusing requests (Abort out-of-resources)");
+        }
+        stats.store(&c);
     }
 
     fn on_datagram(&mut self, r: Received) {
@@ -241,9 +252,10 @@ impl<M: ObjectModel> Endpoint<M> {
 
     fn spawn_unconfirmed(&mut self, apdu: Vec<u8>, broadcast: bool, peer: DeviceAddress, priority: NetworkPriority) {
         let Ok(permit) = self.unconfirmed.clone().try_acquire_owned() else {
-            self.dropped_unconfirmed += 1;
-            if self.dropped_unconfirmed.is_power_of_two() {
-                tracing::warn!(dropped = self.dropped_unconfirmed, "too many unconfirmed requests at once: dropping");
+            let dropped =
+                self.server.stats().dropped_unconfirmed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(dropped, "too many unconfirmed requests at once: dropping");
             }
             return;
         };

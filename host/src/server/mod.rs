@@ -21,7 +21,7 @@ pub mod native;
 mod read_range;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
-pub use dispatch::{AnswerRoom, Reply, Server};
+pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
 pub use native::DeviceOnlyModel;
 
 pub use endpoint::serve;

@@ -60,6 +60,7 @@ async fn read_setpoint(c: &Client, device: &DeviceAddress) -> Result<f32, Client
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dcc_disable_silences_the_device_until_enabled_with_the_password() {
+    let _timing = crate::peers::shared().await;
     let (device, _server, gateway) = serve_demo().await;
     let c = impatient().await;
     let wrong = c.device_communication_control(&device, None, EnableDisable::DISABLE, Some("guess")).await;
@@ -81,6 +82,7 @@ async fn dcc_disable_silences_the_device_until_enabled_with_the_password() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dcc_disable_initiation_stops_cov_notifications_but_not_answers() {
+    let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo().await;
     let c = impatient().await;
     let mut notes = c.cov_notifications();
@@ -109,6 +111,7 @@ async fn dcc_disable_initiation_stops_cov_notifications_but_not_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_start_keeps_the_written_setpoint_and_a_cold_start_forgets_it() {
+    let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo().await;
     let c = impatient().await;
     let initial = read_setpoint(&c, &device).await.unwrap();
@@ -146,6 +149,7 @@ async fn wait_for(done: impl Fn() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn utc_time_synchronization_moves_the_clock_the_plugin_reads() {
+    let _timing = crate::peers::shared().await;
     let (device, _server, gateway) = serve_demo().await;
     let c = impatient().await;
     let date = Date { year: (2031 - 1900) as u8, month: 7, day: 4, weekday: 5 };

@@ -125,16 +125,19 @@ async fn bacpypes3_follows_the_setpoint(confirmed: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bacpypes3_receives_unconfirmed_notifications_of_every_setpoint_change() {
+    let _timing = crate::peers::shared().await;
     bacpypes3_follows_the_setpoint(false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bacpypes3_receives_and_acknowledges_confirmed_notifications() {
+    let _timing = crate::peers::shared().await;
     bacpypes3_follows_the_setpoint(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_per_subscriber_limit_refuses_with_no_space_and_a_cancellation_frees_a_slot() {
+    let _timing = crate::peers::shared().await;
     let limits = Limits { max_cov_per_subscriber: 3, ..Limits::default() };
     let (device, server, gateway) = serve_demo(limits).await;
     let c = client().await;
@@ -159,6 +162,7 @@ async fn the_per_subscriber_limit_refuses_with_no_space_and_a_cancellation_frees
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_expires_with_its_lifetime() {
+    let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo(Limits::default()).await;
     let c = client().await;
     let mut notes = c.cov_notifications();
@@ -204,16 +208,19 @@ async fn our_client_follows_a_peer(kind: Kind, device_id: u32, confirmed: bool) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_subscribes_to_bacpypes3_with_confirmed_notifications() {
+    let _timing = crate::peers::shared().await;
     our_client_follows_a_peer(Kind::Bacpypes3, 3201, true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_subscribes_to_rusty_bacnet_with_unconfirmed_notifications() {
+    let _timing = crate::peers::shared().await;
     our_client_follows_a_peer(Kind::RustyBacnet, 4201, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_never_acknowledges_is_retried_then_counted_as_failed() {
+    let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo(Limits::default()).await;
     // A "client" that subscribes from a raw socket and then never answers.
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -270,6 +277,7 @@ async fn a_subscriber_that_never_acknowledges_is_retried_then_counted_as_failed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trellis_cov_prints_the_initial_and_the_next_notification_then_cancels() {
+    let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo(Limits::default()).await;
     let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
         .args(["--port", &free_port().to_string(), "cov", &device.link.to_string(), "analog-value,1"])

@@ -28,6 +28,7 @@ fn real(v: &AnyValue) -> f32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn who_is_finds_each_peer_and_respects_the_range() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3101);
         let c = client().await;
@@ -50,6 +51,7 @@ async fn who_is_finds_each_peer_and_respects_the_range() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_property_returns_present_value_and_object_name() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3102);
         let c = client().await;
@@ -66,6 +68,7 @@ async fn read_property_returns_present_value_and_object_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_property_multiple_mixes_values_and_per_property_errors() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3103);
         let c = client().await;
@@ -88,6 +91,7 @@ async fn read_property_multiple_mixes_values_and_per_property_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_property_multiple_all_returns_every_property_of_the_object() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3104);
         let c = client().await;
@@ -104,6 +108,7 @@ async fn read_property_multiple_all_returns_every_property_of_the_object() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_property_with_priority_reads_back_and_relinquishes() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3105);
         let c = client().await;
@@ -122,6 +127,7 @@ async fn write_property_with_priority_reads_back_and_relinquishes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_property_multiple_applies_every_write() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3106);
         let c = client().await;
@@ -151,6 +157,7 @@ async fn write_property_multiple_applies_every_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_object_and_unknown_property_are_typed_bacnet_errors() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3107);
         let c = client().await;
@@ -164,6 +171,7 @@ async fn unknown_object_and_unknown_property_are_typed_bacnet_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_requests_in_flight_to_one_peer_all_complete() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3108);
         let c = client().await;
@@ -180,6 +188,7 @@ async fn many_requests_in_flight_to_one_peer_all_complete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_address_times_out_after_the_retries() {
+    let _timing = crate::peers::shared().await;
     let port = crate::peers::free_port();
     let silent = std::net::UdpSocket::bind(("127.0.0.1", port)).unwrap();
     let mut config = ClientConfig { bip: BipConfig::new([127, 0, 0, 1].into(), 0), ..Default::default() };

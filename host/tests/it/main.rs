@@ -10,6 +10,7 @@ mod interop;
 mod management;
 mod peers;
 mod plugin;
+mod read_range;
 mod segmentation;
 mod served;
 mod server;

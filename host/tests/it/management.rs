@@ -66,6 +66,7 @@ fn bacnet_error(r: Result<impl std::fmt::Debug, ClientError>) -> (ErrorClass, Er
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn device_communication_control_checks_the_password_and_each_peer_answers_as_documented() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3111);
         let c = client_for(&peer).await;
@@ -97,6 +98,7 @@ async fn device_communication_control_checks_the_password_and_each_peer_answers_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_longer_than_20_characters_is_refused_before_sending() {
+    let _timing = crate::peers::shared().await;
     // Nothing listens at this address: the request must fail without a send.
     let port = crate::peers::free_port();
     let _silent = std::net::UdpSocket::bind(("127.0.0.1", port)).unwrap();
@@ -113,6 +115,7 @@ async fn a_password_longer_than_20_characters_is_refused_before_sending() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reinitialize_device_needs_the_password_on_rusty_and_is_rejected_by_bacpypes3() {
+    let _timing = crate::peers::shared().await;
     for kind in Kind::ALL {
         let peer = Peer::start(kind, 3112);
         let c = client_for(&peer).await;
@@ -136,6 +139,7 @@ async fn reinitialize_device_needs_the_password_on_rusty_and_is_rejected_by_bacp
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn time_synchronization_sets_rusty_clock_directed_and_broadcast() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start(Kind::RustyBacnet, 3113);
     let c = client_for(&peer).await;
     let dev = &peer.address;
@@ -169,6 +173,7 @@ async fn time_synchronization_sets_rusty_clock_directed_and_broadcast() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bacpypes3_decodes_our_time_synchronization_requests() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start(Kind::Bacpypes3, 3114);
     let c = client_for(&peer).await;
     let dev = &peer.address;
@@ -219,6 +224,7 @@ fn log_records(ack: &ReadRangeAck) -> Vec<((Date, Time), f32)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_range_reads_rusty_trend_log_by_position_sequence_and_time() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start(Kind::RustyBacnet, 3115);
     let c = client_for(&peer).await;
     let dev = &peer.address;
@@ -274,6 +280,7 @@ async fn read_range_reads_rusty_trend_log_by_position_sequence_and_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_range_on_bacpypes3_is_its_operational_problem_error() {
+    let _timing = crate::peers::shared().await;
     // bacpypes3 0.0.110's ReadRange handler raises NotImplementedError.
     let peer = Peer::start(Kind::Bacpypes3, 3116);
     let c = client_for(&peer).await;

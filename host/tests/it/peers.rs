@@ -107,3 +107,22 @@ impl Drop for Peer {
         let _ = self.child.wait();
     }
 }
+
+/// Load tests that saturate both cores take this exclusively; tests whose
+/// peers must answer in time take it shared, so they never run beside one.
+static LOAD: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Run alone: no timing-sensitive peer test beside this one.
+pub async fn exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    LOAD.write().await
+}
+
+/// Never beside a load test.
+pub async fn shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    LOAD.read().await
+}
+
+/// [`shared`] for a test without a runtime.
+pub fn shared_blocking() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    LOAD.blocking_read()
+}

@@ -62,6 +62,7 @@ fn all_of(objects: impl Iterator<Item = ObjectIdentifier>) -> Vec<ReadAccessSpec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_reads_every_property_of_250_objects_in_one_segmented_answer() {
+    let _timing = crate::peers::shared().await;
     let (device, gateway) = serve_bulk(OBJECTS, big_limits()).await;
     let client = client(TsmConfig::default()).await;
     let results = client.read_property_multiple(&device, all_of((1..=OBJECTS).map(ai))).await.unwrap();
@@ -80,6 +81,7 @@ async fn our_client_reads_every_property_of_250_objects_in_one_segmented_answer(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_limits_refuse_a_read_above_256_results_with_a_classified_abort() {
+    let _timing = crate::peers::shared().await;
     let (device, gateway) = serve_bulk(OBJECTS, Limits::default()).await;
     let client = client(TsmConfig::default()).await;
     let err = client.read_property_multiple(&device, all_of((1..=OBJECTS).map(ai))).await.unwrap_err();
@@ -97,6 +99,7 @@ async fn the_default_limits_refuse_a_read_above_256_results_with_a_classified_ab
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bacpypes3_reads_every_property_of_250_objects_segmented() {
+    let _timing = crate::peers::shared().await;
     let (device, gateway) = serve_bulk(OBJECTS, big_limits()).await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/bacpypes3_bulk_read.py");
     let target = device.link.to_string();
@@ -122,6 +125,7 @@ async fn bacpypes3_reads_every_property_of_250_objects_segmented() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_reassembles_a_segmented_answer_from_bacpypes3() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start_with(Kind::Bacpypes3, 3101, &["--objects", "200"]);
     let client = client(TsmConfig::default()).await;
     let avs = (2..=201).map(|i| ObjectIdentifier::new(ObjectType::ANALOG_VALUE, i).unwrap());
@@ -135,6 +139,7 @@ async fn our_client_reassembles_a_segmented_answer_from_bacpypes3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_reassembles_a_segmented_answer_from_rusty_bacnet() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start_with(Kind::RustyBacnet, 4101, &["--objects", "200", "--segmentation"]);
     let client = client(TsmConfig::default()).await;
     // rusty-bacnet bounds an RPM answer at 256 results and 16 KiB: ask for
@@ -153,6 +158,7 @@ async fn our_client_reassembles_a_segmented_answer_from_rusty_bacnet() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_segmented_write_property_multiple_from_our_client_is_accepted_by_bacpypes3() {
+    let _timing = crate::peers::shared().await;
     let peer = Peer::start_with(Kind::Bacpypes3, 3102, &["--objects", "200"]);
     let client = client(TsmConfig::default()).await;
     // Learn the peer's Max-APDU (1024) and segmentation from its I-Am.

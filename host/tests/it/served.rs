@@ -20,7 +20,7 @@ use trellis_bip::BipConfig;
 const DEVICE: u32 = 389001;
 
 /// The objects the demo-building plugin serves, as "type,instance".
-const OBJECTS: [&str; 12] = [
+const OBJECTS: [&str; 13] = [
     "device,389001",
     "analog-input,1",
     "analog-input,2",
@@ -33,6 +33,7 @@ const OBJECTS: [&str; 12] = [
     "binary-value,1",
     "multi-state-input,1",
     "multi-state-value,1",
+    "trend-log,1",
 ];
 
 /// The gateway on its embedded default, on a free port, with its own cache
@@ -192,7 +193,26 @@ fn check_probe(stack: &str) {
         }
         assert_eq!(line["values"]["object-identifier"], object, "{line}");
         assert_eq!(line["count"].as_u64().unwrap() as usize, props.len(), "{line}");
-        if object != "device,389001" {
+        if object == "trend-log,1" {
+            // rusty-bacnet names Enable (133) by its 135-2004 name, log-enable.
+            assert!(props.contains(&"enable") || props.contains(&"log-enable"), "rpm all {object}: {props:?}");
+            for p in [
+                "log-device-object-property",
+                "log-interval",
+                "stop-when-full",
+                "buffer-size",
+                "log-buffer",
+                "record-count",
+                "total-record-count",
+                "logging-type",
+                "status-flags",
+                "event-state",
+            ] {
+                assert!(props.contains(&p), "rpm all {object}: no {p} in {props:?}");
+            }
+            assert_eq!(line["values"]["status-flags"], serde_json::json!([0, 0, 0, 0]), "{object}: {line}");
+            assert_eq!(f64_of(&line["values"]["buffer-size"]), 1000.0, "{line}");
+        } else if object != "device,389001" {
             for p in ["present-value", "status-flags", "event-state", "out-of-service"] {
                 assert!(props.contains(&p), "rpm all {object}: no {p} in {props:?}");
             }
@@ -243,11 +263,13 @@ fn check_probe(stack: &str) {
 
 #[test]
 fn bacpypes3_as_a_client_reads_writes_and_commands_the_served_device() {
+    let _timing = crate::peers::shared_blocking();
     check_probe("bacpypes3");
 }
 
 #[test]
 fn rusty_bacnet_as_a_client_reads_writes_and_commands_the_served_device() {
+    let _timing = crate::peers::shared_blocking();
     check_probe("rusty");
 }
 
@@ -272,6 +294,7 @@ fn out(o: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_and_cli_work_against_the_served_device() {
+    let _timing = crate::peers::shared().await;
     let gateway = Gateway::start();
     let target = gateway.target();
 
@@ -331,6 +354,7 @@ async fn our_client_and_cli_work_against_the_served_device() {
 
 #[test]
 fn readm_all_lists_the_commandable_properties() {
+    let _timing = crate::peers::shared_blocking();
     let gateway = Gateway::start();
     let o = trellis(&["readm", &gateway.target(), "analog-value,1", "all"]);
     assert!(o.status.success(), "readm: {}", out(&o));

@@ -2,8 +2,8 @@
 //! embedded default is `../objects.toml`, which documents the format).
 
 use serde::Deserialize;
-use trellis_guest_sdk::bacnet::{EngineeringUnits, ObjectType, Polarity};
-use trellis_guest_sdk::{Device, ObjectSpec, PresentValue};
+use trellis_guest_sdk::bacnet::{EngineeringUnits, ObjectType, Polarity, PropertyIdentifier};
+use trellis_guest_sdk::{Device, ObjectIdentifier, ObjectSpec, PresentValue, TrendLogSpec};
 
 /// The embedded default.
 pub const DEFAULT: &str = include_str!("../objects.toml");
@@ -16,6 +16,27 @@ pub struct File {
     device: DeviceSection,
     #[serde(default, rename = "object")]
     objects: Vec<ObjectEntry>,
+    #[serde(default)]
+    trend_log: Vec<TrendLogEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrendLogEntry {
+    instance: u32,
+    name: String,
+    #[serde(default)]
+    description: String,
+    /// The logged object, "type,instance".
+    object: String,
+    /// The logged property; Present_Value by default.
+    property: Option<String>,
+    /// Seconds between records (Log_Interval).
+    interval: Option<f64>,
+    buffer_size: Option<u32>,
+    #[serde(default)]
+    stop_when_full: bool,
+    enable: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +128,8 @@ pub struct Config {
     pub device: Device,
     /// The objects, each with its role.
     pub objects: Vec<(ObjectSpec, Option<Role>)>,
+    /// The Trend Logs (created after the objects they log).
+    pub trend_logs: Vec<TrendLogSpec>,
 }
 
 /// Parse and check `text` (`origin` names it in errors).
@@ -137,7 +160,39 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, String> {
         let role = o.role;
         objects.push((spec(&o).map_err(|e| format!("{}: {e}", at()))?, role));
     }
-    Ok(Config { device, objects })
+    let mut trend_logs = Vec::with_capacity(file.trend_log.len());
+    for (i, t) in file.trend_log.into_iter().enumerate() {
+        let at = || format!("{origin}: trend_log {} ({:?})", i + 1, t.name);
+        trend_logs.push(trend_log(&t).map_err(|e| format!("{}: {e}", at()))?);
+    }
+    Ok(Config { device, objects, trend_logs })
+}
+
+fn trend_log(t: &TrendLogEntry) -> Result<TrendLogSpec, String> {
+    let (object_type, instance) =
+        t.object.split_once([',', ':']).ok_or_else(|| format!("object {:?} is not \"type,instance\"", t.object))?;
+    let object_type = ObjectType::from_name(object_type.trim())
+        .ok_or_else(|| format!("unknown object type {:?}", object_type.trim()))?;
+    let instance: u32 = instance.trim().parse().map_err(|_| format!("bad instance in {:?}", t.object))?;
+    let object = ObjectIdentifier { object_type, instance };
+    let mut s = TrendLogSpec::new(t.instance, &t.name, object).description(&t.description);
+    if let Some(p) = &t.property {
+        s = s.property(PropertyIdentifier::from_name(p).ok_or_else(|| format!("unknown property {p:?}"))?);
+    }
+    if let Some(seconds) = t.interval {
+        let centiseconds = (seconds * 100.0).round();
+        if !(1.0..=u32::MAX as f64).contains(&centiseconds) {
+            return Err(format!("interval {seconds} s is outside 0.01 s..=42,949,672 s"));
+        }
+        s = s.log_interval(centiseconds as u32);
+    }
+    if let Some(n) = t.buffer_size {
+        s = s.buffer_size(n);
+    }
+    if let Some(enable) = t.enable {
+        s = s.enabled(enable);
+    }
+    Ok(s.stop_when_full(t.stop_when_full))
 }
 
 fn spec(o: &ObjectEntry) -> Result<ObjectSpec, String> {

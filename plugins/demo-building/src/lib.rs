@@ -2,7 +2,9 @@
 //!
 //! A small building controller — zone, outdoor and supply air temperatures,
 //! a damper/valve, setpoints, a supply fan, occupancy and an operating mode —
-//! whose values move over time (see [`sim`]). The objects come from
+//! whose values move over time (see [`sim`]), and a Trend Log of the zone
+//! temperature (one record a minute, the last 1,000 kept; the SDK's store
+//! takes the records at the ticks). The objects come from
 //! `/data/objects.toml` when the host preopened a data directory holding
 //! one, else from the embedded default (`objects.toml` beside this crate's
 //! manifest, which documents the format).
@@ -63,6 +65,9 @@ fn build(store: &mut Store, cfg: config::Config) -> Result<DemoBuilding, String>
         }
     }
     points.check(store)?;
+    for log in cfg.trend_logs {
+        store.add_trend_log(log)?;
+    }
     let sim = Sim::new(&points, store);
     Ok(DemoBuilding { points, sim })
 }
@@ -72,8 +77,9 @@ trellis_guest_sdk::register_plugin!(DemoBuilding);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trellis_guest_sdk::bacnet::Element;
     use trellis_guest_sdk::bacnet::{ObjectType, PropertyIdentifier as P};
-    use trellis_guest_sdk::{ObjectIdentifier, PresentValue, Write};
+    use trellis_guest_sdk::{ObjectIdentifier, PresentValue, Value, Write};
 
     fn id(t: ObjectType, i: u32) -> ObjectIdentifier {
         ObjectIdentifier { object_type: t, instance: i }
@@ -98,10 +104,11 @@ mod tests {
     }
 
     #[test]
-    fn the_embedded_default_serves_a_device_and_eleven_objects() {
+    fn the_embedded_default_serves_a_device_eleven_points_and_a_trend_log() {
         let (store, _) = building();
         assert_eq!(store.device_id(), id(ObjectType::DEVICE, 389_001));
-        assert_eq!(store.len(), 11);
+        assert_eq!(store.len(), 12);
+        assert_eq!(store.find("Zone Temperature Log"), Some(id(ObjectType::TREND_LOG, 1)));
         assert_eq!(store.find("Zone Setpoint"), Some(id(ObjectType::ANALOG_VALUE, 1)));
         assert!(store.is_commandable(id(ObjectType::ANALOG_VALUE, 1)));
         assert_eq!(store.analog(id(ObjectType::ANALOG_VALUE, 1)), Some(21.0));
@@ -147,6 +154,65 @@ mod tests {
         model.tick(&mut store, DateTime::new(TUESDAY_10H + 13 * 3_600_000, 0));
         assert_eq!(store.binary(id(ObjectType::BINARY_INPUT, 1)), Some(false));
         assert_eq!(store.binary(id(ObjectType::BINARY_OUTPUT, 1)), Some(false));
+    }
+
+    fn read(store: &Store, object: ObjectIdentifier, p: P) -> trellis_guest_sdk::AnyValue {
+        store.read(&trellis_guest_sdk::PropertyRef::new(object, p)).unwrap()
+    }
+
+    #[test]
+    fn the_trend_log_records_the_zone_temperature_once_a_minute() {
+        let (mut store, mut model) = building();
+        let log = id(ObjectType::TREND_LOG, 1);
+        assert_eq!(read(&store, log, P::BUFFER_SIZE).as_primitive(), Some(&Value::Unsigned(1000)));
+        assert_eq!(read(&store, log, P::LOG_INTERVAL).as_primitive(), Some(&Value::Unsigned(6000)));
+        // run() ticks every 10 s: 10 minutes give records at 0, 1, …, 9 minutes.
+        let mut t = TUESDAY_10H;
+        for _ in 0..60 {
+            model.tick(&mut store, DateTime::new(t, 0));
+            store.log_trends(DateTime::new(t, 0));
+            t += 10_000;
+        }
+        assert_eq!(store.record_count(log), Some(10));
+        assert_eq!(read(&store, log, P::TOTAL_RECORD_COUNT).as_primitive(), Some(&Value::Unsigned(10)));
+        let buffer = read(&store, log, P::LOG_BUFFER);
+        // The last record: [0] timestamp, [1] { real-value [2] }, [2] status flags.
+        let n = buffer.0.len();
+        let Element::Constructed { tag: 1, elements } = &buffer.0[n - 2] else { panic!("{buffer:?}") };
+        let [Element::Context { tag: 2, data }] = elements.as_slice() else { panic!("{elements:?}") };
+        let logged = f32::from_be_bytes(data.as_slice().try_into().unwrap());
+        let zone = store.analog(id(ObjectType::ANALOG_INPUT, 1)).unwrap();
+        assert!((logged - zone).abs() < 0.5, "logged {logged}, zone now {zone}");
+    }
+
+    #[test]
+    fn the_log_interval_and_buffer_come_from_objects_toml() {
+        let text = r#"
+            [[object]]
+            type = "analog-input"
+            instance = 7
+            name = "Zone"
+            role = "zone-temperature"
+            [[trend_log]]
+            instance = 3
+            name = "Fast Zone Log"
+            object = "analog-input,7"
+            interval = 0.5
+            buffer_size = 20
+            stop_when_full = true
+        "#;
+        let mut store = Store::new();
+        build(&mut store, config::parse(text, "test").unwrap()).unwrap();
+        let log = id(ObjectType::TREND_LOG, 3);
+        assert_eq!(read(&store, log, P::LOG_INTERVAL).as_primitive(), Some(&Value::Unsigned(50)));
+        assert_eq!(read(&store, log, P::BUFFER_SIZE).as_primitive(), Some(&Value::Unsigned(20)));
+        assert_eq!(read(&store, log, P::STOP_WHEN_FULL).as_primitive(), Some(&Value::Boolean(true)));
+        let bad = "[[trend_log]]\ninstance = 1\nname = \"L\"\nobject = \"analog-input,9\"\n";
+        let e = build(&mut Store::new(), config::parse(bad, "t").unwrap()).err().unwrap();
+        assert!(e.contains("analog-input,9"), "{e}");
+        let bad = "[[trend_log]]\ninstance = 1\nname = \"L\"\nobject = \"analog-input\"\n";
+        let e = config::parse(bad, "t").err().unwrap();
+        assert!(e.contains("trend_log 1") && e.contains("type,instance"), "{e}");
     }
 
     #[test]
