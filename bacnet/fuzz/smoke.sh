@@ -5,6 +5,12 @@
 # libFuzzer's RSS limit or hangs on one input for 10 s; the input that did it
 # is left in fuzz/artifacts/<target>/.
 #
+# The targets are what `cargo fuzz list` names: the [[bin]] entries of
+# fuzz/Cargo.toml. `segmentation` is stateful (a client and a server TSM on a
+# simulated link, see fuzz/src/segmentation.rs); its findings replay with a
+# trace:
+#   cargo run --manifest-path bacnet/fuzz/Cargo.toml --example replay_segmentation -- --trace ARTIFACT
+#
 # It runs on the toolchain rust-toolchain.toml pins (stable): cargo-fuzz needs
 # nightly only for sanitizers (-Zsanitizer), and `--sanitizer none` leaves
 # libFuzzer's coverage instrumentation (-Cpasses=sancov-module, stable flags).

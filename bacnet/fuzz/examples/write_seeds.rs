@@ -3,7 +3,8 @@
 //! (`../tests/it/vectors/captured.txt`), the Annex F examples
 //! (`../tests/it/vectors/standard.txt`), the BVLL and network-layer messages
 //! of Annex J and Clause 6.4, bacnet-stack's NPDUs from `shared/vectors`, and
-//! the encoding examples of Clause 20.2.
+//! the encoding examples of Clause 20.2; and for the `segmentation` target,
+//! the scenarios of `bacnet_fuzz::segmentation::seed_scenarios`, encoded.
 //!
 //! ```text
 //! cargo run --manifest-path bacnet/fuzz/Cargo.toml --example write_seeds
@@ -160,8 +161,12 @@ fn main() {
     let frames = captured(&read("captured.txt"));
     // ASHRAE 135 Annex F examples, all at the APDU layer.
     let examples = captured(&read("standard.txt"));
-    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram] =
-        std::array::from_fn::<Corpus, 6, _>(|_| Corpus::default());
+    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation] =
+        std::array::from_fn::<Corpus, 7, _>(|_| Corpus::default());
+
+    for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
+        segmentation.add(name, name, scenario.encode());
+    }
 
     for (name, hex_) in BVLL {
         bvll.add(*name, name, hex(hex_));
@@ -227,9 +232,15 @@ fn main() {
         }
     }
 
-    for (target, corpus) in
-        [("bvll", bvll), ("npdu", npdu), ("apdu", apdu), ("value", value), ("service", service), ("datagram", datagram)]
-    {
+    for (target, corpus) in [
+        ("bvll", bvll),
+        ("npdu", npdu),
+        ("apdu", apdu),
+        ("value", value),
+        ("service", service),
+        ("datagram", datagram),
+        ("segmentation", segmentation),
+    ] {
         corpus.write(&root.join("seeds").join(target));
     }
 }

@@ -21,6 +21,10 @@
 //! control bits rather than dropping them), so for them `encode(v)` must equal
 //! the input itself.
 
+pub mod segmentation;
+
+pub use segmentation::check_segmentation;
+
 use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
 use bacnet::npdu::{Npdu, NpduPayload};
@@ -234,13 +238,14 @@ mod tests {
 
     type Check = fn(&[u8]);
 
-    const TARGETS: [(&str, Check); 6] = [
+    const TARGETS: [(&str, Check); 7] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),
         ("value", check_value),
         ("service", check_selected_service),
         ("datagram", check_datagram),
+        ("segmentation", check_segmentation),
     ];
 
     /// The seed corpora are small, present for every target, and pass their

@@ -35,6 +35,10 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use core::time::Duration;
 
+/// The most segments a request may have, whatever the configuration says:
+/// see `reassembly_limits`.
+pub const MAX_REQUEST_SEGMENTS: usize = 128;
+
 /// Settings of the server state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerTsmConfig {
@@ -55,7 +59,7 @@ pub struct ServerTsmConfig {
     pub segment_timeout: Duration,
     /// Times a window of an answer is resent before giving up.
     pub retries: u8,
-    /// Max_Segments_Accepted for requests.
+    /// Max_Segments_Accepted for requests (at most [`MAX_REQUEST_SEGMENTS`]).
     pub max_request_segments: usize,
     /// Most service-data octets accepted in a segmented request.
     pub max_request_octets: usize,
@@ -250,7 +254,12 @@ impl<A: Ord + Clone> ServerTsm<A> {
     fn reassembly_limits(&self) -> ReassemblyLimits {
         ReassemblyLimits {
             window: self.config.window_size,
-            max_segments: self.config.max_request_segments,
+            // Sequence numbers are 8 bits: a request of more than 256
+            // segments could, after an abort, have its segment 256 taken for
+            // the start of a new request. With at most 128 segments plus a
+            // window of at most 127 in flight, no stray segment can carry
+            // sequence number 0 again (found by the stateful fuzz target).
+            max_segments: self.config.max_request_segments.min(MAX_REQUEST_SEGMENTS),
             max_octets: self.config.max_request_octets,
         }
     }
