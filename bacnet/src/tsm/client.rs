@@ -379,6 +379,15 @@ impl<A: Ord + Clone> ClientTsm<A> {
         if answered_service.is_some_and(|s| s != active.service) {
             return false;
         }
+        // The answer may overtake the final Segment-ACK once every segment
+        // is out (bacpypes3 accepts it too): the request is then as good as
+        // delivered. Before that an answer is out of place.
+        if matches!(active.phase, Phase::SegmentedRequest)
+            && matches!(apdu, Apdu::SimpleAck { .. } | Apdu::ComplexAck(_))
+            && active.segmenter.as_ref().is_some_and(Segmenter::sent_all)
+        {
+            active.phase = Phase::AwaitConfirmation;
+        }
         let sent_all = !matches!(active.phase, Phase::SegmentedRequest);
         let outcome = match (apdu, &mut active.phase) {
             // Failures end the transaction in any state.

@@ -137,6 +137,12 @@ impl Segmenter {
         self.count
     }
 
+    /// The last segment has been sent (though perhaps not acknowledged):
+    /// an answer may legitimately overtake the final Segment-ACK.
+    pub fn sent_all(&self) -> bool {
+        self.window_start + self.window >= self.count
+    }
+
     /// The invoke ID every segment carries.
     pub fn invoke_id(&self) -> u8 {
         self.invoke_id

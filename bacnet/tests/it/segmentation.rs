@@ -545,3 +545,18 @@ fn answer_capacity_follows_the_requesters_limits() {
     let ind = server.handle_apdu(ms(0), &CLIENT, &Apdu::ConfirmedRequest(r)).unwrap();
     assert_eq!(ind.answer_capacity(&config), 4 * 475);
 }
+
+#[test]
+fn an_answer_that_overtakes_the_final_segment_ack_completes_the_request() {
+    let mut link = Link::new(client_config(MaxApdu::UP_TO_1476, 4), server_config());
+    // The server's final Segment-ACK is lost; its SimpleACK arrives.
+    link.fate = Box::new(|from, _, apdu| match apdu {
+        Apdu::SegmentAck { sequence_number, .. } if from == SERVER && *sequence_number == 4 => Fate::Drop,
+        _ => Fate::Deliver,
+    });
+    let peer = PeerLimits { max_apdu: 480, segmented_receive: true, max_segments: None };
+    let id = link.client.start_with(link.now, SERVER, S::WRITE_PROPERTY_MULTIPLE, body(2_000), peer).unwrap();
+    link.run(|_| Response::SimpleAck);
+    assert_eq!(link.outcome(id), &Outcome::SimpleAck, "every segment was out: the answer stands");
+    assert_eq!(link.now, Duration::ZERO, "no timer needed");
+}
