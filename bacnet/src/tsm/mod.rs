@@ -11,4 +11,6 @@ pub mod segment;
 mod server;
 
 pub use client::{ClientTsm, Completed, Outcome, PeerLimits, StartError, TransactionId, Transmit, TsmConfig};
-pub use server::{Indication, Response, ServerTsm, ServerTsmConfig, ServerTsmCounters, TransactionKey};
+pub use server::{
+    Indication, MAX_REQUEST_SEGMENTS, Response, ServerTsm, ServerTsmConfig, ServerTsmCounters, TransactionKey,
+};
