@@ -1,8 +1,9 @@
 //! Sans-IO BACnet core for Trellis.
 //!
 //! This crate is the protocol and nothing else: encoding rules, enumerations,
-//! the PDU layers (BVLL for BACnet/IP, NPDU, APDU), service codecs and the
-//! client transaction state machine. It does no I/O, reads no clock and
+//! the PDU layers (BVLL for BACnet/IP, NPDU, APDU), service codecs, the
+//! client transaction state machine, and MS/TP's frames and node state
+//! machines ([`mstp`]). It does no I/O, reads no clock and
 //! depends on no runtime: time comes in as a `now` argument and deadlines go
 //! out through `poll_timeout()`. It builds with `no_std` + `alloc`, for
 //! `wasm32-wasip2` plugins as well as for the host.
@@ -22,6 +23,7 @@ pub mod codec;
 pub mod cov;
 pub mod enums;
 pub mod error;
+pub mod mstp;
 pub mod npdu;
 pub mod services;
 pub mod tsm;

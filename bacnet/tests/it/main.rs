@@ -4,6 +4,8 @@ mod apdu;
 mod bvll;
 mod codec;
 mod cov;
+mod mstp;
+mod mstp_ring;
 mod npdu;
 mod segmentation;
 mod services_a;
