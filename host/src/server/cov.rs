@@ -25,6 +25,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+/// How long after a subscription its initial notification goes out.
+pub const INITIAL_NOTIFICATION_DELAY: Duration = Duration::from_millis(200);
+
 /// Counters of the COV machinery, for status and tests.
 #[derive(Debug, Default)]
 pub struct CovStats {
@@ -60,7 +63,7 @@ pub struct Cov {
     table: Mutex<CovTable<DeviceAddress>>,
     epoch: Instant,
     /// Wakes the notifier: a subscription queued an initial notification.
-    pub(crate) wake: Notify,
+    pub(crate) initial: Notify,
     /// What was sent and what failed.
     pub stats: CovStats,
 }
@@ -71,7 +74,7 @@ impl Cov {
         Cov {
             table: Mutex::new(CovTable::new(config)),
             epoch: Instant::now(),
-            wake: Notify::new(),
+            initial: Notify::new(),
             stats: CovStats::default(),
         }
     }
@@ -111,7 +114,7 @@ impl Cov {
             .with_table(|t, now| t.subscribe_cov(now, peer.clone(), r, target))
             .map_err(|refusal| refusal.error())?;
         if subscribed.initial_notification_due() {
-            self.observe(r.monitored_object, &found.values);
+            self.observe_initial(r.monitored_object, &found.values);
         }
         Ok(())
     }
@@ -129,17 +132,24 @@ impl Cov {
             .with_table(|t, now| t.subscribe_cov_property(now, peer.clone(), r, target))
             .map_err(|refusal| refusal.error())?;
         if subscribed.initial_notification_due() {
-            self.observe(r.monitored_object, &found.values);
+            self.observe_initial(r.monitored_object, &found.values);
         }
         Ok(())
     }
 
-    /// Hand observed values to the table; wakes the notifier when that
-    /// produced notifications.
-    pub(crate) fn observe(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
+    /// The values read at a subscription: they produce its initial
+    /// notification, which the notifier sends [`INITIAL_NOTIFICATION_DELAY`]
+    /// later.
+    fn observe_initial(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
         if self.with_table(|t, now| t.observe(now, object, values)) > 0 {
-            self.wake.notify_one();
+            self.initial.notify_one();
         }
+    }
+
+    /// Hand observed values to the table (the notifier drains what that
+    /// produced).
+    pub(crate) fn observe(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
+        self.with_table(|t, now| t.observe(now, object, values));
     }
 }
 
@@ -237,7 +247,10 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
                     server.observe_objects(&monitored).await;
                 }
             }
-            _ = cov.wake.notified() => {}
+            // Let the SimpleACK reach the subscriber first: some (bacpypes3)
+            // only know the subscription once they have processed it, and
+            // refuse a notification that overtakes it (unknown-subscription).
+            _ = cov.initial.notified() => tokio::time::sleep(INITIAL_NOTIFICATION_DELAY).await,
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
         }
         let initiating = server.device_id();
