@@ -20,6 +20,9 @@
 //! memory_mb = 64
 //! deadline_ms = 100
 //!
+//! # mstp = { device = "/dev/ttyUSB0", baud = 38400, mac = 5, max_master = 127, max_info_frames = 1 }
+//! #                                     # optional: serve on this MS/TP port instead of B/IP
+//!
 //! [device.limits]                       # optional; admission control and answer bounds
 //! max_requests_per_peer = 16            # confirmed requests in progress per peer; more → Abort out-of-resources
 //! max_requests = 1024                   # over all peers
@@ -171,6 +174,49 @@ pub struct DeviceSection {
     /// Let Time/UTCTimeSynchronization set the clock the plugin sees.
     #[serde(default = "default_true")]
     pub accept_time_sync: bool,
+    /// Serve on this MS/TP port instead of B/IP (`bind` and `port` are
+    /// then unused).
+    pub mstp: Option<MstpSection>,
+}
+
+/// `mstp = { … }` in a `[[device]]`: an MS/TP port on a serial device.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MstpSection {
+    /// The serial device, e.g. `/dev/ttyUSB0` (8N1).
+    pub device: String,
+    /// Baud rate (default 38,400).
+    #[serde(default = "default_baud")]
+    pub baud: u32,
+    /// This station's MAC address, 0..=Max_Master.
+    pub mac: u8,
+    /// Max_Master (default 127).
+    #[serde(default = "default_max_master")]
+    pub max_master: u8,
+    /// Max_Info_Frames (default 1).
+    #[serde(default = "default_max_info_frames")]
+    pub max_info_frames: u8,
+}
+
+impl MstpSection {
+    /// The port's settings: the serial device at `baud`, with the
+    /// standard's timers and the driver's defaults.
+    pub fn port_config(&self) -> trellis_mstp::MstpConfig {
+        let mut c = trellis_mstp::MstpConfig::serial(&self.device, self.mac, self.baud);
+        c.node.max_master = self.max_master;
+        c.node.max_info_frames = self.max_info_frames;
+        c
+    }
+}
+
+fn default_baud() -> u32 {
+    38_400
+}
+fn default_max_master() -> u8 {
+    127
+}
+fn default_max_info_frames() -> u8 {
+    1
 }
 
 fn default_true() -> bool {
@@ -266,6 +312,7 @@ impl Default for DeviceSection {
             limits: LimitsSection::default(),
             password: None,
             accept_time_sync: true,
+            mstp: None,
         }
     }
 }
@@ -318,6 +365,7 @@ impl Config {
         anyhow::ensure!(!self.devices.is_empty(), "no [[device]] to serve");
         self.policy.validate()?;
         let mut ports = std::collections::HashSet::new();
+        let mut serial = std::collections::HashSet::new();
         for (i, d) in self.devices.iter().enumerate() {
             let n = i + 1;
             anyhow::ensure!(
@@ -332,6 +380,22 @@ impl Config {
             );
             anyhow::ensure!((1..=4096).contains(&d.memory_mb), "device {n}: memory_mb must be 1..=4096");
             anyhow::ensure!((1..=60_000).contains(&d.deadline_ms), "device {n}: deadline_ms must be 1..=60000");
+            if let Some(m) = &d.mstp {
+                anyhow::ensure!(!m.device.is_empty(), "device {n}: mstp.device must name a serial device");
+                anyhow::ensure!(m.max_master <= 127, "device {n}: mstp.max_master must be at most 127");
+                anyhow::ensure!(m.mac <= m.max_master, "device {n}: mstp.mac must be at most mstp.max_master");
+                anyhow::ensure!(m.max_info_frames >= 1, "device {n}: mstp.max_info_frames must be at least 1");
+                anyhow::ensure!(
+                    (9_600..=4_000_000).contains(&m.baud),
+                    "device {n}: mstp.baud must be 9600..=4000000 (MS/TP: 9600 to 115200)"
+                );
+                anyhow::ensure!(
+                    serial.insert(m.device.clone()),
+                    "device {n}: {} is already used by another device (one device per port)",
+                    m.device
+                );
+                continue;
+            }
             trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;
             anyhow::ensure!(
                 d.port == 0 || ports.insert((d.bind.clone(), d.port)),
@@ -360,6 +424,22 @@ mod tests {
         let e = Config::parse("[[device]]\nprot = 1\n").unwrap_err().to_string();
         assert!(e.contains("prot"), "{e}");
         let e = Config::parse("[[device]]\nport = 47900\n[[device]]\nport = 47900\n").unwrap_err().to_string();
+        assert!(e.contains("one device per port"), "{e}");
+        let mstp = "[[device]]\nmstp = { device = \"/dev/ttyUSB0\", baud = 38400, mac = 5, max_master = 127, max_info_frames = 1 }\n";
+        let c = Config::parse(mstp).unwrap();
+        let m = c.devices[0].mstp.as_ref().unwrap();
+        assert_eq!(
+            (m.device.as_str(), m.baud, m.mac, m.max_master, m.max_info_frames),
+            ("/dev/ttyUSB0", 38400, 5, 127, 1)
+        );
+        let port = m.port_config();
+        assert_eq!((port.node.this_station, port.node.baud, port.node.max_master), (5, 38400, 127));
+        let c = Config::parse("[[device]]\nmstp = { device = \"/dev/ttyS1\", mac = 3 }\n").unwrap();
+        assert_eq!(c.devices[0].mstp.as_ref().unwrap().baud, 38400);
+        let e = Config::parse("[[device]]\nmstp = { device = \"/dev/ttyS1\", mac = 9, max_master = 8 }\n").unwrap_err();
+        assert!(e.to_string().contains("mstp.mac"), "{e}");
+        let twice = format!("{mstp}{mstp}");
+        let e = Config::parse(&twice).unwrap_err().to_string();
         assert!(e.contains("one device per port"), "{e}");
         let e = Config::parse("[[device]]\ninstance = 4194303\n").unwrap_err().to_string();
         assert!(e.contains("instance"), "{e}");

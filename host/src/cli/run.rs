@@ -7,7 +7,7 @@ use super::Failure;
 use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
 use crate::model::ObjectModel;
 use crate::plugin::{PluginConfig, PluginEngine, PluginModel, builtin, policy};
-use crate::server::{DeviceConfig, build, serve};
+use crate::server::{DeviceConfig, build, serve, serve_mstp};
 use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -72,11 +72,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let info = model.describe();
         let objects = model.objects().await.map(|o| o.len()).unwrap_or(0);
         let server = build(model.clone(), server_config, d.vendor_id).await?;
+        let on = match &d.mstp {
+            Some(m) => format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac),
+            None => format!("BACnet/IP {}:{}", d.bind, d.port),
+        };
         eprintln!(
-            "trellis: device {} on BACnet/IP {}:{} — plugin {} {} ({objects} objects)",
+            "trellis: device {} on {on} — plugin {} {} ({objects} objects)",
             server.device_id().instance,
-            d.bind,
-            d.port,
             info.name,
             info.version
         );
@@ -86,7 +88,15 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         {
             watched.push((server.device_id().instance, path));
         }
-        tasks.spawn(async move { serve(bip, server).await });
+        match &d.mstp {
+            Some(m) => {
+                let port = m.port_config();
+                tasks.spawn(async move { serve_mstp(port, server).await });
+            }
+            None => {
+                tasks.spawn(async move { serve(bip, server).await });
+            }
+        }
         tasks.spawn(tick(model, Duration::from_millis(d.tick_ms)));
     }
     // Hot swap through the local admin socket; every component goes through

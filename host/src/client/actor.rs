@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 use trellis_bip::{BipHandle, Received};
+use trellis_mstp::MstpSender;
 
 /// An unconfirmed request received from a device (I-Am, I-Have, COV…).
 #[derive(Debug, Clone)]
@@ -52,9 +53,62 @@ pub(crate) enum Command {
     },
 }
 
+/// The datalink a client sends on. What it receives arrives as
+/// [`Received`] either way (an MS/TP station's source as
+/// [`DeviceAddress::mstp`]).
+pub(crate) enum Link {
+    Bip(BipHandle),
+    /// An MS/TP port: a request goes as BACnet Data Expecting Reply at our
+    /// next token; everything else unicast goes through
+    /// [`MstpSender::reply`], which answers the peer's pending request in
+    /// time if there is one and is a plain BACnet Data frame otherwise.
+    Mstp(MstpSender),
+}
+
+impl Link {
+    async fn send_broadcast(&self, npdu: &[u8]) -> std::io::Result<()> {
+        match self {
+            Link::Bip(bip) => bip.send_broadcast(npdu).await,
+            Link::Mstp(m) => m.send(MSTP_BROADCAST, npdu.to_vec(), false).map_err(mstp_error),
+        }
+    }
+
+    async fn send_unicast(&self, to: &DeviceAddress, npdu: &[u8], expecting_reply: bool) -> std::io::Result<()> {
+        match self {
+            Link::Bip(bip) => bip.send_unicast(to.link, npdu).await,
+            Link::Mstp(m) => {
+                let Some(mac) = to.mstp_mac() else {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("{to} is not an MS/TP station"),
+                    ));
+                };
+                if expecting_reply {
+                    m.send(mac, npdu.to_vec(), true).map_err(mstp_error)
+                } else {
+                    m.reply(mac, npdu.to_vec()).map_err(mstp_error)
+                }
+            }
+        }
+    }
+}
+
+/// The MS/TP broadcast MAC.
+pub(crate) const MSTP_BROADCAST: u8 = 255;
+
+/// An MS/TP send refused, as the I/O error the client reports.
+pub(crate) fn mstp_error(e: trellis_mstp::SendError) -> std::io::Error {
+    let kind = match e {
+        trellis_mstp::SendError::BadLength => std::io::ErrorKind::InvalidInput,
+        trellis_mstp::SendError::Full => std::io::ErrorKind::WouldBlock,
+        trellis_mstp::SendError::Stopped => std::io::ErrorKind::BrokenPipe,
+    };
+    std::io::Error::new(kind, e)
+}
+
 pub(crate) struct Actor {
     pub tsm: ClientTsm<DeviceAddress>,
-    pub bip: BipHandle,
+    pub link: Link,
     pub commands: mpsc::Receiver<Command>,
     pub received: mpsc::Receiver<Received>,
     pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
@@ -163,18 +217,18 @@ impl Actor {
         match to {
             Destination::LocalBroadcast => {
                 encode_npdu(&Npdu::local_apdu(apdu, false), &mut npdu)?;
-                self.bip.send_broadcast(&npdu).await
+                self.link.send_broadcast(&npdu).await
             }
             Destination::GlobalBroadcast => {
                 let mut n = Npdu::local_apdu(apdu, false);
                 n.destination = Some(NetAddress { net: bacnet::npdu::GLOBAL_NETWORK, mac: &[] });
                 n.hop_count = DEFAULT_HOP_COUNT;
                 encode_npdu(&n, &mut npdu)?;
-                self.bip.send_broadcast(&npdu).await
+                self.link.send_broadcast(&npdu).await
             }
             Destination::Device(d) => {
                 encode_for(d, apdu, false, &mut npdu)?;
-                self.bip.send_unicast(d.link, &npdu).await
+                self.link.send_unicast(d, &npdu, false).await
             }
         }
     }
@@ -264,7 +318,7 @@ impl Actor {
                 }
                 let mut npdu = Vec::with_capacity(16);
                 if encode_for(&source, &out, false, &mut npdu).is_ok() {
-                    let _ = self.bip.send_unicast(source.link, &npdu).await;
+                    let _ = self.link.send_unicast(&source, &npdu, false).await;
                 }
             }
             other => {
@@ -283,7 +337,7 @@ impl Actor {
                 tracing::warn!(peer = %t.peer, error = %e, "cannot encode NPDU");
                 continue;
             }
-            if let Err(e) = self.bip.send_unicast(t.peer.link, &npdu).await {
+            if let Err(e) = self.link.send_unicast(&t.peer, &npdu, t.expecting_reply).await {
                 tracing::warn!(peer = %t.peer, error = %e, "send failed");
                 // Retrying cannot fix an unreachable address: fail now, with the reason.
                 if let Some(id) = t.transaction

@@ -31,6 +31,24 @@ impl DeviceAddress {
     }
 }
 
+impl DeviceAddress {
+    /// A station on the local MS/TP port, by its MAC address.
+    ///
+    /// MS/TP peers share this type with B/IP ones so the server (its
+    /// transaction state machine, COV table, dispatch) needs no second
+    /// address type: the MAC rides in the port of the unspecified address
+    /// `0.0.0.0`, which is never the source of a B/IP datagram. Use
+    /// [`DeviceAddress::mstp_mac`] to get it back.
+    pub fn mstp(mac: u8) -> Self {
+        DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, u16::from(mac)))
+    }
+
+    /// The MS/TP MAC of an address made by [`DeviceAddress::mstp`].
+    pub fn mstp_mac(&self) -> Option<u8> {
+        if self.link.ip().is_unspecified() { u8::try_from(self.link.port()).ok() } else { None }
+    }
+}
+
 impl From<SocketAddrV4> for DeviceAddress {
     fn from(link: SocketAddrV4) -> Self {
         DeviceAddress::direct(link)
@@ -39,7 +57,10 @@ impl From<SocketAddrV4> for DeviceAddress {
 
 impl fmt::Display for DeviceAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.link)?;
+        match self.mstp_mac() {
+            Some(mac) => write!(f, "mstp:{mac}")?,
+            None => write!(f, "{}", self.link)?,
+        }
         if let Some(r) = &self.remote {
             write!(f, "@{}:", r.net)?;
             for b in &r.mac {

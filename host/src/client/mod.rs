@@ -21,6 +21,7 @@ mod error;
 mod management;
 mod who_is;
 
+pub(crate) use actor::mstp_error as mstp_send_error;
 pub use actor::{Destination, UnconfirmedReceived};
 pub(crate) use address::parse_hex;
 pub use address::{DeviceAddress, ParseAddressError, RemoteStation};
@@ -28,7 +29,7 @@ pub use cov::{CovNotificationReceived, CovSubscription};
 pub use error::ClientError;
 pub use who_is::{Discovered, WhoIsScan};
 
-use actor::{Actor, Command};
+use actor::{Actor, Command, Link};
 use bacnet::enums::{ConfirmedServiceChoice as Service, PropertyIdentifier, UnconfirmedServiceChoice};
 use bacnet::services::{
     BacnetError, ReadAccessResult, ReadAccessSpecification, ReadPropertyAck, ReadPropertyMultipleAck,
@@ -73,24 +74,68 @@ impl Client {
         let (bip, driver) = trellis_bip::bind(&config.bip)?;
         let (rx_tx, rx_rx) = mpsc::channel(1024);
         tokio::spawn(driver.run(rx_tx));
+        let local = bip.local_addr();
+        let broadcast_addr = bip.broadcast_addr();
+        Ok(Client::start(Link::Bip(bip), rx_rx, local, broadcast_addr, config.tsm))
+    }
+
+    /// Start a client on an MS/TP port (a simulated line or a serial
+    /// device): its driver runs on a thread of its own, what it receives
+    /// crosses to the runtime on another, and the port shuts down when the
+    /// last clone of the client is dropped. Devices on the port are named
+    /// [`DeviceAddress::mstp`]`(mac)`; [`Destination::LocalBroadcast`] is
+    /// MAC 255.
+    pub async fn bind_mstp(port: trellis_mstp::MstpConfig, tsm: TsmConfig) -> Result<Client, trellis_mstp::BindError> {
+        let (handle, driver) = trellis_mstp::bind(port)?;
+        Client::on_mstp(handle, driver, tsm)
+    }
+
+    /// [`Client::bind_mstp`] on a port set up elsewhere (e.g. with
+    /// [`trellis_mstp::bind_port`] on a serial line opened by the caller).
+    /// Call within the runtime.
+    pub fn on_mstp(
+        handle: trellis_mstp::MstpHandle,
+        driver: trellis_mstp::MstpDriver,
+        tsm: TsmConfig,
+    ) -> Result<Client, trellis_mstp::BindError> {
+        let name = driver.name().to_string();
+        driver.spawn().map_err(|source| trellis_mstp::BindError::Io { port: name, source })?;
+        let mac = handle.mac();
+        let (sender, received) = handle.into_parts();
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        crate::server::mstp::bridge(received, rx_tx, |r| trellis_bip::Received {
+            source: DeviceAddress::mstp(r.source_mac).link,
+            npdu: r.npdu,
+            broadcast: r.broadcast,
+        });
+        let local = DeviceAddress::mstp(mac).link;
+        let broadcast = DeviceAddress::mstp(actor::MSTP_BROADCAST).link;
+        Ok(Client::start(Link::Mstp(sender), rx_rx, local, broadcast, tsm))
+    }
+
+    fn start(
+        link: Link,
+        received: mpsc::Receiver<trellis_bip::Received>,
+        local: SocketAddrV4,
+        broadcast: SocketAddrV4,
+        tsm: TsmConfig,
+    ) -> Client {
         let (cmd_tx, cmd_rx) = mpsc::channel(1024);
         let (unconfirmed, _) = broadcast::channel(4096);
         let (cov, _) = broadcast::channel(4096);
-        let local = bip.local_addr();
-        let broadcast_addr = bip.broadcast_addr();
         let actor = Actor {
-            tsm: bacnet::tsm::ClientTsm::new(config.tsm),
+            tsm: bacnet::tsm::ClientTsm::new(tsm),
             peer_limits: Default::default(),
-            bip,
+            link,
             commands: cmd_rx,
-            received: rx_rx,
+            received,
             unconfirmed: unconfirmed.clone(),
             cov: cov.clone(),
             waiting: HashMap::new(),
             epoch: tokio::time::Instant::now(),
         };
         tokio::spawn(actor.run());
-        Ok(Client { commands: cmd_tx, unconfirmed, cov, local, broadcast: broadcast_addr, tsm: config.tsm })
+        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm }
     }
 
     /// Our B/IP address.

@@ -36,7 +36,7 @@ use trellis_bip::{BipConfig, BipHandle, Received};
 
 /// Unconfirmed requests (Who-Is, Who-Has) answered concurrently; more are
 /// dropped, as a device may drop unconfirmed requests it cannot serve.
-const MAX_CONCURRENT_UNCONFIRMED: usize = 64;
+pub(super) const MAX_CONCURRENT_UNCONFIRMED: usize = 64;
 
 /// Serve `server` on a B/IP port until the port fails or the future is
 /// dropped. Pass an `Arc` to keep a handle on the server (its COV counters,
@@ -80,7 +80,7 @@ pub async fn serve<M: ObjectModel>(bip: BipConfig, server: impl Into<Arc<Server<
 
 /// ConfirmedCOVNotifications waiting for the endpoint; more are counted as
 /// failed.
-const CONFIRMED_QUEUE: usize = 1024;
+pub(super) const CONFIRMED_QUEUE: usize = 1024;
 
 /// Where the COV notifier's notifications go out.
 struct BipSink {
@@ -102,7 +102,7 @@ impl NotificationSink for BipSink {
 }
 
 /// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+pub(super) struct AbortOnDrop(pub(super) tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -343,7 +343,7 @@ async fn send_i_am<M: ObjectModel>(handle: &BipHandle, server: &Server<M>) {
     }
 }
 
-async fn sleep_until(deadline: Option<Instant>) {
+pub(super) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,

@@ -4,7 +4,8 @@
 //! [`Server`] decodes and answers one request at a time ([`dispatch`]);
 //! [`serve`] runs one device on a B/IP port behind the server transaction
 //! state machine: admission control per peer, segmentation both ways,
-//! requests executed concurrently. The host owns the Device object's protocol
+//! requests executed concurrently; [`serve_mstp`] does the same on an MS/TP
+//! port. The host owns the Device object's protocol
 //! properties ([`device`]) and presents the model's Device object under the
 //! configured instance ([`idmap`]).
 //!
@@ -17,6 +18,7 @@ pub mod dispatch;
 mod endpoint;
 pub mod idmap;
 pub mod management;
+pub(crate) mod mstp;
 pub mod native;
 mod read_range;
 
@@ -25,6 +27,7 @@ pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
 pub use native::DeviceOnlyModel;
 
 pub use endpoint::serve;
+pub use mstp::serve_mstp;
 
 use crate::model::{ModelError, ObjectModel};
 use anyhow::Context;

@@ -8,6 +8,7 @@ mod crowd;
 mod gateway;
 mod interop;
 mod management;
+mod mstp;
 mod peers;
 mod plugin;
 mod read_range;

@@ -67,7 +67,8 @@ async fn our_client_reads_every_property_of_250_objects_in_one_segmented_answer(
     let client = client(TsmConfig::default()).await;
     let started = std::time::Instant::now();
     let results = client.read_property_multiple(&device, all_of((1..=OBJECTS).map(ai))).await.unwrap();
-    let octets = bacnet::services::ServiceCodec::to_vec(&bacnet::services::ReadPropertyMultipleAck(results.clone())).len();
+    let octets =
+        bacnet::services::ServiceCodec::to_vec(&bacnet::services::ReadPropertyMultipleAck(results.clone())).len();
     println!(
         "RPM ALL of {OBJECTS} objects: {octets} octets in {} segments of 1471, {:?}",
         octets.div_ceil(1471),
