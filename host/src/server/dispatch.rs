@@ -125,7 +125,13 @@ pub(super) enum Failure {
 
 impl From<ModelError> for Failure {
     fn from(e: ModelError) -> Self {
-        tracing::warn!(error = %e, "object model failed a request");
+        // A full queue is load, not a fault: counted (`ServerStats::model_busy`),
+        // logged at debug so an overloaded device does not also drown in logs.
+        if matches!(e, ModelError::Busy { .. }) {
+            tracing::debug!(error = %e, "object model busy: request refused");
+        } else {
+            tracing::warn!(error = %e, "object model failed a request");
+        }
         match e {
             ModelError::Busy { .. } => Failure::Abort(AbortReason::OUT_OF_RESOURCES),
             _ => Failure::Error(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM }),

@@ -1,0 +1,24 @@
+//! Trellis benchmarks: the load generator behind the `stress-test` binary.
+//!
+//! - [`request`]: the one request the load generator sends (a confirmed
+//!   ReadProperty encoded with the `bacnet` core: BVLL, NPDU, APDU) and the
+//!   classification of every answer by invoke ID.
+//! - [`load`]: many UDP sockets (one per simulated client), each keeping K
+//!   requests in flight, on single-threaded tokio runtimes; latency per
+//!   request, failures classified.
+//! - [`stats`]: outcome counters and latency percentiles.
+//! - [`target`]: the servers under test as child processes (Trellis, the
+//!   rusty-bacnet and bacpypes3 peers, a bare UDP echo), on free loopback
+//!   ports, optionally pinned to a CPU, killed by PID when done.
+//! - [`echo`]: the bare UDP echo server, the physical limit of a loopback
+//!   round trip on this machine.
+//! - [`procfs`]: peak resident memory and CPU time of a process, from `/proc`.
+//!
+//! See `benches/README.md` for the scenarios and how to read their output.
+
+pub mod echo;
+pub mod load;
+pub mod procfs;
+pub mod request;
+pub mod stats;
+pub mod target;

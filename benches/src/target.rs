@@ -1,0 +1,306 @@
+//! The servers under test, each a child process on its own loopback port.
+//!
+//! Every target runs as a separate process, Trellis included: the Python
+//! peers can only run that way, so Trellis is measured the same way (the
+//! shipped `trellis run` binary, its embedded default configuration, the
+//! demo-building object model inside its WASM plugin), with its own CPU time
+//! and peak resident memory read from `/proc/PID`, and no load generator
+//! threads competing inside its runtime.
+//!
+//! Children are registered process-wide so that a signal handler can kill
+//! them ([`reap_all`]); a [`Server`] kills its child by PID when dropped
+//! (also when a panic unwinds).
+
+use crate::procfs;
+use crate::request::{Answer, ReadPropertyTemplate, classify, decode_ack};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Which server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TargetKind {
+    /// `trellis run`: the demo-building plugin (object model in WASM).
+    Trellis,
+    /// The rusty-bacnet 0.14 wheel's `BACnetServer` (`host/tests/peers/rusty_server.py`).
+    Rusty,
+    /// bacpypes3 0.0.110 (`host/tests/peers/bacpypes3_server.py`).
+    Bacpypes3,
+    /// The bare UDP echo ([`crate::echo`]), as `stress-test serve-echo`.
+    Echo,
+}
+
+impl TargetKind {
+    /// Every target, in the order `--target all` starts from.
+    pub const ALL: [TargetKind; 4] = [TargetKind::Trellis, TargetKind::Rusty, TargetKind::Bacpypes3, TargetKind::Echo];
+
+    /// The name used on the command line and in the JSON lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::Trellis => "trellis",
+            TargetKind::Rusty => "rusty",
+            TargetKind::Bacpypes3 => "bacpypes3",
+            TargetKind::Echo => "echo",
+        }
+    }
+}
+
+/// Where the programs are.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    /// The `trellis` binary.
+    pub trellis: PathBuf,
+    /// The peers venv's python (`.venv-peers/bin/python`).
+    pub python: PathBuf,
+    /// `host/tests/peers/`, with `rusty_server.py` and `bacpypes3_server.py`.
+    pub peers_dir: PathBuf,
+    /// The `stress-test` binary itself (for `serve-echo`).
+    pub stress_test: PathBuf,
+    /// A private directory for Trellis's admin socket.
+    pub work_dir: PathBuf,
+    /// Where each server's stderr goes (`NAME-PORT.log`): kept off the
+    /// terminal, so a server that logs per request pays for writing a file,
+    /// not for a terminal.
+    pub log_dir: PathBuf,
+}
+
+/// A running server; its process is killed when this is dropped.
+#[derive(Debug)]
+pub struct Server {
+    /// Which one.
+    pub kind: TargetKind,
+    /// Where it answers.
+    pub addr: SocketAddrV4,
+    /// Its process ID.
+    pub pid: u32,
+    /// What it answered to the readiness probe (the value of the object read).
+    pub probe: String,
+    /// Its stderr.
+    pub log: PathBuf,
+}
+
+static CHILDREN: Mutex<Vec<Child>> = Mutex::new(Vec::new());
+
+fn children() -> std::sync::MutexGuard<'static, Vec<Child>> {
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn reap(pid: u32) {
+    let child = {
+        let mut c = children();
+        c.iter().position(|c| c.id() == pid).map(|i| c.swap_remove(i))
+    };
+    if let Some(mut child) = child {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Kill every server this process started (for signal handlers).
+pub fn reap_all() {
+    let all = std::mem::take(&mut *children());
+    for mut child in all {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// A UDP port free on 127.0.0.1 and on the loopback broadcast address
+/// (Trellis and bacpypes3 bind both).
+pub fn free_port() -> io::Result<u16> {
+    for _ in 0..100 {
+        let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let port = s.local_addr()?.port();
+        if UdpSocket::bind((Ipv4Addr::new(127, 255, 255, 255), port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::AddrInUse, "no free loopback UDP port"))
+}
+
+impl Server {
+    /// Start a server on a free port, pinned to `cpu` (a `taskset -c` list)
+    /// when given, and wait until it answers `request` (at most `ready_within`).
+    pub fn start(
+        kind: TargetKind,
+        programs: &Programs,
+        cpu: Option<&str>,
+        request: &ReadPropertyTemplate,
+        ready_within: Duration,
+    ) -> io::Result<Server> {
+        let port = free_port()?;
+        let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        let (program, args): (&PathBuf, Vec<String>) = match kind {
+            TargetKind::Trellis => {
+                let admin = programs.work_dir.join(format!("trellis-{port}.sock"));
+                let args = ["run", "--port", &port.to_string(), "--admin-socket", &admin.display().to_string()];
+                (&programs.trellis, args.map(String::from).to_vec())
+            }
+            TargetKind::Rusty | TargetKind::Bacpypes3 => {
+                let script = if kind == TargetKind::Rusty { "rusty_server.py" } else { "bacpypes3_server.py" };
+                let script = programs.peers_dir.join(script).display().to_string();
+                (&programs.python, vec![script, "--port".into(), port.to_string()])
+            }
+            TargetKind::Echo => (&programs.stress_test, vec!["serve-echo".into(), "--port".into(), port.to_string()]),
+        };
+        if !program.exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: {} is missing", kind.name(), program.display()),
+            ));
+        }
+        let mut command = match cpu {
+            Some(cpu) => {
+                let mut c = Command::new("taskset");
+                c.args(["-c", cpu]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        };
+        // Children write nothing on stdout that we need (the peers' READY is
+        // replaced by the probe below), and our stdout is for JSON lines only.
+        let log = programs.log_dir.join(format!("{}-{port}.log", kind.name()));
+        let stderr = std::fs::File::create(&log)?;
+        command.args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr);
+        let child = command.spawn().map_err(|e| io::Error::new(e.kind(), format!("start {}: {e}", kind.name())))?;
+        let pid = child.id();
+        children().push(child);
+        let mut server = Server { kind, addr, pid, probe: String::new(), log };
+        // On failure, `server` is dropped here and kills the child.
+        server.probe = server.wait_ready(request, ready_within)?;
+        Ok(server)
+    }
+
+    /// Send the request until it is answered; returns what was answered.
+    fn wait_ready(&self, request: &ReadPropertyTemplate, within: Duration) -> io::Result<String> {
+        let deadline = Instant::now() + within;
+        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+        socket.connect(self.addr)?;
+        socket.set_read_timeout(Some(Duration::from_millis(200)))?;
+        let mut request = request.clone();
+        let mut buf = [0u8; 2048];
+        let echo = self.kind == TargetKind::Echo;
+        for invoke_id in (0..=255u8).cycle() {
+            if let Some(status) = self.exited() {
+                return Err(io::Error::other(format!("{} exited before answering: {status}", self.kind.name())));
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("{} did not answer within {within:?}", self.kind.name()),
+                ));
+            }
+            // Not listening yet: the send or the receive is refused; try again.
+            let _ = socket.send(request.with_invoke_id(invoke_id));
+            let until = Instant::now() + Duration::from_millis(200);
+            while Instant::now() < until {
+                let Ok(n) = socket.recv(&mut buf) else {
+                    std::thread::sleep(Duration::from_millis(50));
+                    break;
+                };
+                match classify(&buf[..n], echo) {
+                    Some((id, Answer::Ack)) if id == invoke_id => {
+                        return Ok(match decode_ack(&buf[..n]) {
+                            Some(ack) => ack.value.to_string(),
+                            None => "the request, echoed".into(),
+                        });
+                    }
+                    Some((id, answer)) if id == invoke_id => {
+                        return Err(io::Error::other(format!("{} answered {answer:?}", self.kind.name())));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        unreachable!("the invoke IDs cycle forever")
+    }
+
+    /// The exit status, once the process has ended.
+    pub fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut c = children();
+        let child = c.iter_mut().find(|c| c.id() == self.pid)?;
+        child.try_wait().ok().flatten()
+    }
+
+    /// How many lines the server wrote on stderr, and the last one.
+    pub fn log_summary(&self) -> (usize, Option<String>) {
+        let text = std::fs::read(&self.log).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        (text.lines().count(), text.lines().last().map(str::to_owned))
+    }
+
+    /// Peak resident memory so far (`VmHWM`), KiB.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        procfs::status_kib(self.pid, "VmHWM")
+    }
+
+    /// Resident memory now (`VmRSS`), KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        procfs::status_kib(self.pid, "VmRSS")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        reap(self.pid);
+    }
+}
+
+/// The CPUs this process may run on (`Cpus_allowed_list` of
+/// `/proc/self/status`, e.g. `0-1,4`), in order.
+pub fn allowed_cpus() -> Vec<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(parse_cpu_list).unwrap_or_default()
+}
+
+fn parse_cpu_list(list: &str) -> Vec<u32> {
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+                    cpus.extend(a..=b);
+                }
+            }
+            None => cpus.extend(part.trim().parse::<u32>()),
+        }
+    }
+    cpus
+}
+
+/// Pin every thread of this process to `cpu` (`taskset -a -p -c`); threads
+/// started later inherit it.
+pub fn pin_self(cpu: &str) -> io::Result<()> {
+    let status = Command::new("taskset")
+        .args(["-a", "-p", "-c", cpu, &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()?;
+    if status.success() { Ok(()) } else { Err(io::Error::other(format!("taskset -a -p -c {cpu}: {status}"))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_expand_ranges() {
+        assert_eq!(parse_cpu_list("0-1\n"), [0, 1]);
+        assert_eq!(parse_cpu_list("0,2-4,7"), [0, 2, 3, 4, 7]);
+        assert_eq!(parse_cpu_list(""), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn a_free_port_is_free_on_both_loopback_addresses() {
+        let p = free_port().unwrap();
+        assert!(UdpSocket::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
+    }
+
+    #[test]
+    fn target_names_are_the_command_line_names() {
+        let names: Vec<_> = TargetKind::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["trellis", "rusty", "bacpypes3", "echo"]);
+    }
+}
