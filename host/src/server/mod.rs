@@ -21,6 +21,7 @@ pub mod management;
 pub(crate) mod mstp;
 pub mod native;
 mod read_range;
+mod station;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
 pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
