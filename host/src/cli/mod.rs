@@ -58,6 +58,19 @@ pub struct GlobalArgs {
     /// Retries after the first attempt.
     #[arg(long, global = true, default_value_t = 3)]
     pub retries: u8,
+    /// Talk BACnet MS/TP on this serial port (e.g. /dev/ttyUSB0) instead of
+    /// BACnet/IP; devices are then addressed as mstp:MAC.
+    #[arg(long, global = true, value_name = "PORT")]
+    pub mstp: Option<String>,
+    /// Our own MS/TP station address on --mstp (a master, 0..=127).
+    #[arg(long, global = true, default_value_t = 127, value_parser = clap::value_parser!(u8).range(0..=127))]
+    pub mac: u8,
+    /// Baud rate of --mstp (9600, 19200, 38400, 57600, 76800, 115200).
+    #[arg(long, global = true, default_value_t = 38_400)]
+    pub baud: u32,
+    /// Max_Master of our station on --mstp: the highest master address polled.
+    #[arg(long, global = true, default_value_t = 127, value_parser = clap::value_parser!(u8).range(0..=127))]
+    pub max_master: u8,
 }
 
 /// The subcommands.
@@ -202,17 +215,25 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Plugin(a) = command {
         return plugin::run_admin(a.command).await;
     }
-    let client = match Client::bind(config).await {
-        Ok(c) => c,
-        // The default port is taken (a gateway runs here): use a free one,
-        // still broadcasting to the network's port. Devices answer us directly.
-        Err(e) if e.source.kind() == std::io::ErrorKind::AddrInUse && !port_given => {
-            let mut fallback = config;
-            fallback.bip.broadcast_port = Some(fallback.bip.bind.port());
-            fallback.bip.bind.set_port(0);
-            Client::bind(fallback).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?
+    let client = if let Some(path) = &g.mstp {
+        let mut port = trellis_mstp::MstpConfig::serial(path.clone(), g.mac, g.baud);
+        port.node.max_master = g.max_master;
+        Client::bind_mstp(port, config.tsm)
+            .await
+            .map_err(|e| Failure { code: exit::OTHER, message: format!("--mstp {path}: {e}") })?
+    } else {
+        match Client::bind(config).await {
+            Ok(c) => c,
+            // The default port is taken (a gateway runs here): use a free one,
+            // still broadcasting to the network's port. Devices answer us directly.
+            Err(e) if e.source.kind() == std::io::ErrorKind::AddrInUse && !port_given => {
+                let mut fallback = config;
+                fallback.bip.broadcast_port = Some(fallback.bip.bind.port());
+                fallback.bip.bind.set_port(0);
+                Client::bind(fallback).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?
+            }
+            Err(e) => return Err(Failure { code: exit::OTHER, message: e.to_string() }),
         }
-        Err(e) => return Err(Failure { code: exit::OTHER, message: e.to_string() }),
     };
     match command {
         Command::Whois(a) => whois::run(&client, a).await,

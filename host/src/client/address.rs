@@ -73,12 +73,15 @@ impl fmt::Display for DeviceAddress {
 
 /// Why an address did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], e.g. 127.0.0.1:47809 or 10.0.0.5@2:0a")]
+#[error(
+    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX] or mstp:MAC, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a or mstp:5"
+)]
 pub struct ParseAddressError(String);
 
 impl FromStr for DeviceAddress {
     type Err = ParseAddressError;
-    /// `IP`, `IP:PORT` (port 47808 by default), optionally `@NET:MAC` in hex
+    /// `IP`, `IP:PORT` (port 47808 by default), or `mstp:MAC` (a station on
+    /// the client's MS/TP port, MAC 0..=254), optionally `@NET:MAC` in hex
     /// for a device behind a router.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseAddressError(s.to_string());
@@ -86,9 +89,16 @@ impl FromStr for DeviceAddress {
             Some((l, r)) => (l, Some(r)),
             None => (s, None),
         };
-        let link = match link.parse::<SocketAddrV4>() {
-            Ok(a) => a,
-            Err(_) => SocketAddrV4::new(link.parse::<Ipv4Addr>().map_err(|_| err())?, trellis_bip_default_port()),
+        let link = if let Some(mac) = link.strip_prefix("mstp:") {
+            match mac.parse::<u8>() {
+                Ok(mac) if mac != 255 => DeviceAddress::mstp(mac).link,
+                _ => return Err(err()),
+            }
+        } else {
+            match link.parse::<SocketAddrV4>() {
+                Ok(a) => a,
+                Err(_) => SocketAddrV4::new(link.parse::<Ipv4Addr>().map_err(|_| err())?, trellis_bip_default_port()),
+            }
         };
         let remote = match remote {
             None => None,
@@ -128,6 +138,18 @@ fn trellis_bip_default_port() -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mstp_addresses_parse_and_print_back() {
+        let a: DeviceAddress = "mstp:5".parse().unwrap();
+        assert_eq!(a.mstp_mac(), Some(5));
+        assert_eq!(a.to_string(), "mstp:5");
+        let routed: DeviceAddress = "mstp:0@7:0b".parse().unwrap();
+        assert_eq!((routed.mstp_mac(), routed.remote.as_ref().map(|r| r.net)), (Some(0), Some(7)));
+        for bad in ["mstp:255", "mstp:-1", "mstp:", "mstp:x", "mstp:256"] {
+            assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn addresses_parse_with_and_without_port_and_route() {

@@ -22,7 +22,17 @@ Objects:
   trend-log,1         "tl1" polls Zone Temp present-value once a second
   analog-value,2..N+1 "av2".. (one per --objects)
 
+MS/TP (``--mstp PATH --mac N --baud B [--max-master M]``, instead of
+``--port``): the station runs on a serial device, e.g. one end of a socat
+pty pair. rusty-bacnet 0.14.0's ``BACnetServer(transport="mstp")`` panics in
+``start()`` ("no reactor running"), so this mode uses ``MstpEndpoint``: it
+serves device,N and analog-input,1 "Zone Temp" 72.5 only, answers
+ReadProperty only (other services get a Reject) and ignores Who-Is. On
+SIGUSR1 it broadcasts one I-Am (MS/TP local broadcast); it never sends one
+by itself.
+
 Usage:  .venv-peers/bin/python host/tests/peers/rusty_server.py --port 47814
+        .venv-peers/bin/python host/tests/peers/rusty_server.py --mstp /tmp/ttyB --mac 2 --baud 38400 --max-master 3
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import sys
 
 from rusty_bacnet import (
     BACnetServer,
+    MstpEndpoint,
     ObjectIdentifier,
     ObjectType,
     PropertyIdentifier,
@@ -44,13 +55,20 @@ from rusty_bacnet import (
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int, help="B/IP: UDP port on 127.0.0.1")
+    where.add_argument("--mstp", metavar="PATH", help="MS/TP: serial device (e.g. a socat pty)")
+    parser.add_argument("--mac", type=int, default=2, help="MS/TP station MAC (default 2)")
+    parser.add_argument("--baud", type=int, default=38400, help="MS/TP baud (default 38400)")
+    parser.add_argument("--max-master", type=int, default=127, help="MS/TP Max_Master (default 127)")
     parser.add_argument("--device-id", type=int, default=4001)
     parser.add_argument("--objects", type=int, default=0,
                         help="extra analog-value objects av2.. (default 0)")
     parser.add_argument("--segmentation", action="store_true",
                         help="segmented-both (rusty-bacnet's default is no-segmentation)")
     args = parser.parse_args()
+    if args.mstp is not None:
+        return await serve_mstp(args)
 
     server = BACnetServer(
         device_instance=args.device_id,
@@ -105,6 +123,40 @@ async def main() -> int:
     print("READY", flush=True)
     await stop.wait()
     await server.stop()
+    return 0
+
+
+async def serve_mstp(args: argparse.Namespace) -> int:
+    """An MS/TP station on a serial device (MstpEndpoint, see the docstring)."""
+    endpoint = MstpEndpoint(
+        device_instance=args.device_id,
+        serial_port=args.mstp,
+        device_name=f"RustyServer-{args.device_id}",
+        mstp_baud=args.baud,
+        mstp_mac=args.mac,
+        mstp_max_master=args.max_master,
+    )
+    endpoint.add_analog_input(1, "Zone Temp", units=62, present_value=72.5)
+    await endpoint.start()
+
+    stop = asyncio.Event()
+    i_am = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, i_am.set)
+
+    print("READY", flush=True)
+    while not stop.is_set():
+        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(i_am.wait())]
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for w in waiters:
+            w.cancel()
+        if i_am.is_set() and not stop.is_set():
+            i_am.clear()
+            await endpoint.broadcast_i_am()
+            print("I-AM", flush=True)
+    await endpoint.close()
     return 0
 
 
