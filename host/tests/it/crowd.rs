@@ -74,12 +74,17 @@ async fn a_hundred_clients_get_answers_or_admission_refusals_and_no_cov_notifica
     let mut notes = subscriber.cov_notifications();
     let sub = CovSubscription::new(1, setpoint).confirmed(true).lifetime(600);
     persist(|| subscriber.subscribe_cov(&device, &sub)).await;
+    // The last value notified, so the writer moves on only once its change
+    // was reported: COV reports the value present when the change is
+    // observed, and two writes faster than that would rightly be one change.
+    let (last_tx, mut last) = tokio::sync::watch::channel(i64::MIN);
     let seen = tokio::spawn(async move {
         let mut values = BTreeSet::new();
         while let Ok(n) = notes.recv().await {
             for v in n.notification.values.iter().filter(|v| v.property == P::PRESENT_VALUE) {
                 if let Some(Value::Real(r)) = v.value.as_primitive() {
                     values.insert((*r * 100.0) as i64);
+                    let _ = last_tx.send((*r * 100.0) as i64);
                 }
             }
             if (0..CHANGES).all(|i| values.contains(&(((10.0 + i as f32) * 100.0) as i64))) {
@@ -132,6 +137,8 @@ async fn a_hundred_clients_get_answers_or_admission_refusals_and_no_cov_notifica
         for i in (round * CHANGES / ROUNDS)..((round + 1) * CHANGES / ROUNDS) {
             let v: bacnet::AnyValue = Value::Real(10.0 + i as f32).into();
             persist(|| writer.write_property(&device, setpoint, P::PRESENT_VALUE, None, v.clone(), Some(8))).await;
+            let written = ((10.0 + i as f32) * 100.0) as i64;
+            let _ = tokio::time::timeout(Duration::from_secs(10), last.wait_for(|v| *v == written)).await;
         }
         for t in tasks {
             failures.extend(t.await.unwrap());
