@@ -10,6 +10,7 @@ pub mod admin;
 pub mod cli;
 pub mod client;
 pub mod config;
+mod deadline;
 pub mod model;
 pub mod plugin;
 pub mod server;

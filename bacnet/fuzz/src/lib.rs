@@ -25,6 +25,7 @@ pub mod segmentation;
 
 pub use segmentation::check_segmentation;
 
+use bacnet::cov::{COVSubscription, Recipient, RecipientProcess};
 use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
 use bacnet::npdu::{Npdu, NpduPayload};
@@ -193,6 +194,9 @@ codecs! {
     ReadAccessResult => Part;
     ReadResult => Part;
     WriteAccessSpecification => Part;
+    COVSubscription => Part;
+    Recipient => Part;
+    RecipientProcess => Part;
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A

@@ -4,6 +4,7 @@
 
 use super::{Failure, device, format, object, property};
 use crate::client::{Client, CovSubscription};
+use crate::deadline::sleep_until;
 use bacnet::services::PropertyReference;
 use clap::Args;
 use std::time::Duration;
@@ -104,13 +105,6 @@ async fn tick(i: Option<&mut tokio::time::Interval>) {
         Some(i) => {
             i.tick().await;
         }
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }

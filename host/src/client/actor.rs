@@ -4,6 +4,7 @@
 //! across an await and the state machine stays single-threaded.
 
 use super::address::{DeviceAddress, RemoteStation};
+use crate::deadline::sleep_until;
 use bacnet::apdu::Apdu;
 use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
@@ -370,11 +371,4 @@ fn encode_for(d: &DeviceAddress, apdu: &[u8], expecting_reply: bool, out: &mut V
         n.hop_count = DEFAULT_HOP_COUNT;
     }
     encode_npdu(&n, out)
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }

@@ -14,6 +14,7 @@
 
 use super::dispatch::Server;
 use crate::client::DeviceAddress;
+use crate::deadline::sleep_until;
 use crate::model::{ObjectModel, PropertyTarget};
 use bacnet::cov::{CovConfig, CovTable, Notification, Recipient, Target};
 use bacnet::enums::{ErrorCode, PropertyIdentifier as P};
@@ -291,13 +292,6 @@ async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAd
 async fn next_changes(feed: Option<&crate::plugin::ChangeFeed>) -> crate::plugin::Changes {
     match feed {
         Some(f) => f.next().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
 }

@@ -162,33 +162,27 @@ impl<M: ObjectModel> Server<M> {
     }
 }
 
-/// Milliseconds since the Unix epoch of a fully specified date and time
-/// (the proleptic Gregorian calendar; days-from-civil).
+/// Milliseconds since the Unix epoch of a fully specified date and time,
+/// read as UTC; `None` for an unspecified field or a date that does not
+/// exist. Unspecified hundredths count as 0.
 fn unix_ms(date: Date, time: Time) -> Option<i64> {
-    let u = 255; // the "unspecified" value of every Date and Time field
-    if [date.year, date.month, date.day, time.hour, time.minute, time.second].contains(&u)
-        || !(1..=12).contains(&date.month)
-        || !(1..=31).contains(&date.day)
-        || time.hour > 23
-        || time.minute > 59
-        || time.second > 59
-    {
+    let unspecified = 255;
+    if [date.year, date.month, date.day, time.hour, time.minute, time.second].contains(&unspecified) {
         return None;
     }
-    let (y, m, d) = (1900 + date.year as i64, date.month as i64, date.day as i64);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let hundredths = if time.hundredths == u { 0 } else { time.hundredths.min(99) as i64 };
-    Some(
-        ((days * 24 + time.hour as i64) * 60 + time.minute as i64) * 60_000
-            + time.second as i64 * 1000
-            + hundredths * 10,
+    let hundredths = if time.hundredths == unspecified { 0 } else { time.hundredths.min(99) as i32 };
+    let field = |v: u8| i8::try_from(v).ok();
+    let civil = jiff::civil::DateTime::new(
+        1900 + date.year as i16,
+        field(date.month)?,
+        field(date.day)?,
+        field(time.hour)?,
+        field(time.minute)?,
+        field(time.second)?,
+        hundredths * 10_000_000,
     )
+    .ok()?;
+    Some(civil.to_zoned_datetime(jiff::tz::TimeZone::UTC).ok()?.timestamp().as_millisecond())
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 use super::cov::{ConfirmedOut, NotificationSink, run_notifier};
 use super::dispatch::{AnswerRoom, Server};
 use crate::client::{DeviceAddress, RemoteStation};
+use crate::deadline::sleep_until;
 use crate::model::ObjectModel;
 use bacnet::apdu::Apdu;
 use bacnet::enums::{ConfirmedServiceChoice, NetworkPriority, UnconfirmedServiceChoice};
@@ -328,17 +329,27 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         });
     }
 
+    /// The network priority an APDU to `peer` goes at, when its request
+    /// came at another than normal: kept while segments follow, forgotten
+    /// with the transaction's last APDU.
+    fn remembered_priority(&mut self, peer: &DeviceAddress, apdu: &[u8]) -> Option<NetworkPriority> {
+        let key = |invoke_id: u8| (peer.clone(), invoke_id);
+        match Apdu::decode(apdu) {
+            // A segment with more to follow: the transaction goes on.
+            Ok(Apdu::ComplexAck(c)) if c.segment.is_some_and(|s| s.more_follows) => {
+                self.priorities.get(&key(c.invoke_id)).copied()
+            }
+            Ok(Apdu::SegmentAck { invoke_id, .. }) => self.priorities.get(&key(invoke_id)).copied(),
+            Ok(a) => a.invoke_id().and_then(|id| self.priorities.remove(&key(id))),
+            Err(_) => None,
+        }
+    }
+
     async fn flush(&mut self) {
         while let Some((peer, apdu)) = self.tsm.poll_transmit() {
-            let priority = match Apdu::decode(&apdu) {
-                // A segment with more to follow: the transaction goes on.
-                Ok(Apdu::ComplexAck(c)) if c.segment.is_some_and(|s| s.more_follows) => {
-                    self.priorities.get(&(peer.clone(), c.invoke_id)).copied()
-                }
-                Ok(Apdu::SegmentAck { invoke_id, .. }) => self.priorities.get(&(peer.clone(), invoke_id)).copied(),
-                Ok(a) => a.invoke_id().and_then(|id| self.priorities.remove(&(peer.clone(), id))),
-                Err(_) => None,
-            };
+            // Nearly every request comes at normal priority: only look into
+            // the APDU when one did not.
+            let priority = if self.priorities.is_empty() { None } else { self.remembered_priority(&peer, &apdu) };
             let priority = priority.unwrap_or(NetworkPriority::NORMAL);
             let _ = send(&self.link, &peer, &apdu, priority, Delivery::Unicast).await;
         }
@@ -364,12 +375,5 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             };
             counter.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
