@@ -12,12 +12,17 @@
 //!   ports, optionally pinned to a CPU, killed by PID when done.
 //! - [`echo`]: the bare UDP echo server, the physical limit of a loopback
 //!   round trip on this machine.
+//! - [`mstp`]: the MS/TP wire-limit benchmark (two of our stations on the
+//!   simulated line in real time).
+//! - [`json_line`]: the output format, one JSON object per line.
 //! - [`procfs`]: peak resident memory and CPU time of a process, from `/proc`.
 //!
 //! See `benches/README.md` for the scenarios and how to read their output.
 
 pub mod echo;
+pub mod json_line;
 pub mod load;
+pub mod mstp;
 pub mod procfs;
 pub mod request;
 pub mod stats;

@@ -21,7 +21,8 @@
 //! deadline_ms = 100
 //!
 //! # mstp = { device = "/dev/ttyUSB0", baud = 38400, mac = 5, max_master = 127, max_info_frames = 1 }
-//! #                                     # optional: serve on this MS/TP port instead of B/IP
+//! #                                     # optional: serve on this MS/TP port instead of B/IP;
+//! #                                     # add `slave = true` for a slave node (mac 0..=254, answers only)
 //!
 //! [device.limits]                       # optional; admission control and answer bounds
 //! max_requests_per_peer = 16            # confirmed requests in progress per peer; more → Abort out-of-resources
@@ -188,8 +189,14 @@ pub struct MstpSection {
     /// Baud rate (default 38,400).
     #[serde(default = "default_baud")]
     pub baud: u32,
-    /// This station's MAC address, 0..=Max_Master.
+    /// This station's MAC address: 0..=Max_Master for a master, 0..=254
+    /// for a slave.
     pub mac: u8,
+    /// A slave node (Clause 9.5.7): answers confirmed requests addressed
+    /// to it and never takes the token, so it sends no I-Am, I-Have or COV
+    /// notification (default false: a master).
+    #[serde(default)]
+    pub slave: bool,
     /// Max_Master (default 127).
     #[serde(default = "default_max_master")]
     pub max_master: u8,
@@ -205,6 +212,7 @@ impl MstpSection {
         let mut c = trellis_mstp::MstpConfig::serial(&self.device, self.mac, self.baud);
         c.node.max_master = self.max_master;
         c.node.max_info_frames = self.max_info_frames;
+        c.node.slave = self.slave;
         c
     }
 }
@@ -383,7 +391,14 @@ impl Config {
             if let Some(m) = &d.mstp {
                 anyhow::ensure!(!m.device.is_empty(), "device {n}: mstp.device must name a serial device");
                 anyhow::ensure!(m.max_master <= 127, "device {n}: mstp.max_master must be at most 127");
-                anyhow::ensure!(m.mac <= m.max_master, "device {n}: mstp.mac must be at most mstp.max_master");
+                if m.slave {
+                    anyhow::ensure!(
+                        m.mac <= 254,
+                        "device {n}: mstp.mac of a slave must be at most 254 (255 is broadcast)"
+                    );
+                } else {
+                    anyhow::ensure!(m.mac <= m.max_master, "device {n}: mstp.mac must be at most mstp.max_master");
+                }
                 anyhow::ensure!(m.max_info_frames >= 1, "device {n}: mstp.max_info_frames must be at least 1");
                 anyhow::ensure!(
                     (9_600..=4_000_000).contains(&m.baud),
@@ -438,6 +453,10 @@ mod tests {
         assert_eq!(c.devices[0].mstp.as_ref().unwrap().baud, 38400);
         let e = Config::parse("[[device]]\nmstp = { device = \"/dev/ttyS1\", mac = 9, max_master = 8 }\n").unwrap_err();
         assert!(e.to_string().contains("mstp.mac"), "{e}");
+        let slave = Config::parse("[[device]]\nmstp = { device = \"/dev/ttyS1\", mac = 200, slave = true }\n").unwrap();
+        assert!(slave.devices[0].mstp.as_ref().unwrap().port_config().node.slave);
+        let e = Config::parse("[[device]]\nmstp = { device = \"/dev/ttyS1\", mac = 255, slave = true }\n").unwrap_err();
+        assert!(e.to_string().contains("slave"), "{e}");
         let twice = format!("{mstp}{mstp}");
         let e = Config::parse(&twice).unwrap_err().to_string();
         assert!(e.contains("one device per port"), "{e}");

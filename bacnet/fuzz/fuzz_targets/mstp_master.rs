@@ -10,10 +10,12 @@
 //! - every frame a station sends is a valid frame from its own address;
 //! - liveness: after `handle_timeout(now)` and draining `poll_transmit(now)`,
 //!   the next deadline is later than `now` (no state is left due forever);
-//! - a station's frames never start before the previous one ended.
+//! - a station's frames never start before the previous one ended;
+//! - a slave node (an address octet with its top bit set makes one) sends
+//!   nothing but replies and Test_Responses.
 #![no_main]
 
-use bacnet::mstp::{Frame, MasterConfig, MasterEvent, MasterNode, Micros, bit_times};
+use bacnet::mstp::{Frame, FrameType, MasterConfig, MasterEvent, MasterNode, Micros, bit_times};
 
 const BAUD: u32 = 76_800;
 
@@ -56,6 +58,15 @@ impl Sim {
             let (frame, used) = Frame::decode(&t.octets, &mut scratch).expect("a station sent an invalid frame");
             assert_eq!(used, t.octets.len());
             assert_eq!(frame.source, ts, "a frame from another address");
+            if s.node.config().slave {
+                let t = frame.frame_type;
+                assert!(
+                    t == FrameType::BACNET_DATA_NOT_EXPECTING_REPLY
+                        || t == FrameType::BACNET_EXTENDED_DATA_NOT_EXPECTING_REPLY
+                        || t == FrameType::TEST_RESPONSE,
+                    "a slave sent {t:?}"
+                );
+            }
             assert!(t.at >= s.busy_until, "the node's frames overlap");
             assert!(t.at <= now, "a frame handed out before its instant");
             s.busy_until = t.at + bit_times(10 * t.octets.len() as u64, BAUD);
@@ -138,9 +149,15 @@ fn run(data: &[u8]) {
     let count = 2 + usize::from((setup >> 3) & 3).min(2);
     let mut stations = Vec::new();
     for k in 0..count {
-        let ts = next().map_or(k as u8, |b| b % (max_master + 1));
-        let config =
-            MasterConfig { max_master, max_info_frames: 1 + (setup >> 5), max_queue: 4, ..MasterConfig::new(ts, BAUD) };
+        let octet = next().unwrap_or(k as u8);
+        let ts = octet % (max_master + 1);
+        let config = MasterConfig {
+            max_master,
+            max_info_frames: 1 + (setup >> 5),
+            max_queue: 4,
+            slave: octet & 0x80 != 0,
+            ..MasterConfig::new(ts, BAUD)
+        };
         stations.push(Station {
             node: MasterNode::new(config, 0).expect("valid settings"),
             alive: true,

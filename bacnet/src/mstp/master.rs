@@ -1,4 +1,5 @@
-//! The Master Node state machine (Clause 9.5.6), sans-IO.
+//! The Master Node state machine (Clause 9.5.6), sans-IO, and the Slave
+//! Node's (Clause 9.5.7) as a role of the same node.
 //!
 //! States, as the standard names them: INITIALIZE, IDLE, USE_TOKEN,
 //! WAIT_FOR_REPLY, DONE_WITH_TOKEN, PASS_TOKEN, NO_TOKEN, POLL_FOR_MASTER and
@@ -48,6 +49,14 @@
 //! - A valid frame whose Source is TS means another station uses this
 //!   address: counted in [`MasterCounters::duplicate_station`] (the
 //!   standard gives a master no other remedy) and otherwise ignored.
+//! - A **slave** ([`MasterConfig::slave`]) has only IDLE and
+//!   ANSWER_DATA_REQUEST: it never uses, passes or generates the token,
+//!   ignores Token and Poll For Master frames, answers a BACnet Data
+//!   Expecting Reply addressed to it within Treply_delay or not at all
+//!   (CannotReply: no Reply Postponed, since it could never send the answer
+//!   later), answers Test_Request, and hands up BACnet Data Not Expecting
+//!   Reply. It cannot initiate: [`MasterNode::send`] refuses with
+//!   [`SendError::Slave`]. Its address may be 0..=254.
 //! - The queue of NPDUs to send has a bound; [`MasterNode::send`] refuses
 //!   beyond it. Events waiting for [`MasterNode::poll_event`] are bounded
 //!   too ([`MAX_EVENTS`]); the frames waiting for
@@ -62,8 +71,12 @@ use alloc::vec::Vec;
 /// Settings of a master node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MasterConfig {
-    /// TS: this station's address, 0..=Max_Master.
+    /// TS: this station's address, 0..=Max_Master (a slave's: 0..=254).
     pub this_station: u8,
+    /// A slave node (Clause 9.5.7): answers requests addressed to it and
+    /// never takes part in the token ring. Max_Master, Max_Info_Frames and
+    /// the token timers do not apply.
+    pub slave: bool,
     /// Max_Master (Nmax_master): the highest address polled, at most 127.
     pub max_master: u8,
     /// Max_Info_Frames (Nmax_info_frames): frames sent per token, at least 1.
@@ -92,6 +105,7 @@ impl MasterConfig {
     pub fn new(this_station: u8, baud: u32) -> MasterConfig {
         MasterConfig {
             this_station,
+            slave: false,
             max_master: N_MAX_MASTER,
             max_info_frames: 1,
             baud,
@@ -109,7 +123,7 @@ impl MasterConfig {
 pub enum ConfigError {
     /// Max_Master above 127.
     MaxMaster,
-    /// TS above Max_Master.
+    /// A master's TS above Max_Master, or a slave's of 255 (broadcast).
     ThisStation,
     /// Max_Info_Frames of 0.
     MaxInfoFrames,
@@ -121,7 +135,9 @@ impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(match self {
             ConfigError::MaxMaster => "Max_Master must be at most 127",
-            ConfigError::ThisStation => "a master's address must be at most Max_Master",
+            ConfigError::ThisStation => {
+                "a master's address must be at most Max_Master, a slave's at most 254 (255 is broadcast)"
+            }
             ConfigError::MaxInfoFrames => "Max_Info_Frames must be at least 1",
             ConfigError::Baud => "the baud rate must not be 0",
         })
@@ -137,6 +153,8 @@ pub enum SendError {
     QueueFull,
     /// Empty, or longer than 1497 octets.
     BadLength,
+    /// A slave node only answers requests; it cannot initiate.
+    Slave,
 }
 
 impl core::fmt::Display for SendError {
@@ -144,6 +162,7 @@ impl core::fmt::Display for SendError {
         f.write_str(match self {
             SendError::QueueFull => "MS/TP send queue full",
             SendError::BadLength => "NPDU empty or longer than 1497 octets",
+            SendError::Slave => "an MS/TP slave node cannot initiate a transmission, only answer a request",
         })
     }
 }
@@ -231,6 +250,8 @@ pub struct MasterCounters {
     pub reply_timeouts: u64,
     /// DeferredReply: Reply Postponed sent.
     pub replies_postponed: u64,
+    /// CannotReply (a slave): no answer within Treply_delay; none sent.
+    pub replies_abandoned: u64,
     /// Valid frames from a station with this station's address.
     pub duplicate_station: u64,
     /// ReceivedUnexpectedFrame (WAIT_FOR_REPLY, POLL_FOR_MASTER): the token
@@ -317,7 +338,8 @@ impl MasterNode {
         if config.max_master > N_MAX_MASTER {
             return Err(ConfigError::MaxMaster);
         }
-        if config.this_station > config.max_master {
+        let highest = if config.slave { BROADCAST - 1 } else { config.max_master };
+        if config.this_station > highest {
             return Err(ConfigError::ThisStation);
         }
         if config.max_info_frames == 0 {
@@ -396,6 +418,10 @@ impl MasterNode {
     /// node next holds the token: in a BACnet Data frame, or the extended
     /// one beyond 501 octets.
     pub fn send(&mut self, destination: u8, npdu: Vec<u8>, expecting_reply: bool) -> Result<(), SendError> {
+        if self.config.slave {
+            self.counters.send_refused = self.counters.send_refused.saturating_add(1);
+            return Err(SendError::Slave);
+        }
         if npdu.is_empty() || npdu.len() > MAX_NPDU_EXTENDED {
             self.counters.send_refused = self.counters.send_refused.saturating_add(1);
             return Err(SendError::BadLength);
@@ -465,6 +491,7 @@ impl MasterNode {
     fn state_deadline(&self) -> Option<Micros> {
         let s = self.silence_start;
         match self.state {
+            MasterState::Idle if self.config.slave => None,
             MasterState::Idle => Some(s.saturating_add(T_NO_TOKEN)),
             MasterState::WaitForReply => Some(s.saturating_add(self.config.t_reply_timeout)),
             MasterState::PassToken | MasterState::PollForMaster => Some(s.saturating_add(self.config.t_usage_timeout)),
@@ -493,7 +520,7 @@ impl MasterNode {
         }
         let silence = self.silence(now);
         match self.state {
-            MasterState::Idle if silence >= T_NO_TOKEN => {
+            MasterState::Idle if silence >= T_NO_TOKEN && !self.config.slave => {
                 // LostToken.
                 self.counters.lost_token = self.counters.lost_token.saturating_add(1);
                 self.event_count = 0;
@@ -656,6 +683,10 @@ impl MasterNode {
             // ReceivedUnwantedFrame.
             return;
         }
+        if self.config.slave && (t == FrameType::TOKEN || t == FrameType::POLL_FOR_MASTER) {
+            // ReceivedUnwantedFrame: a slave takes no part in the ring.
+            return;
+        }
         if t == FrameType::TOKEN && for_us {
             // ReceivedToken.
             self.counters.tokens_received = self.counters.tokens_received.saturating_add(1);
@@ -699,6 +730,14 @@ impl MasterNode {
     }
 
     fn deferred_reply(&mut self, now: Micros) {
+        if self.config.slave {
+            // CannotReply: a slave sends nothing and returns to IDLE.
+            if self.answering.take().is_some() {
+                self.counters.replies_abandoned = self.counters.replies_abandoned.saturating_add(1);
+            }
+            self.state = MasterState::Idle;
+            return;
+        }
         // DeferredReply.
         if let Some(a) = self.answering.take() {
             self.send_frame(now, &Frame::reply_postponed(a.requester, self.config.this_station));

@@ -5,7 +5,7 @@
 //! Conversations read like the standard's: ring formation from silence,
 //! token passing, replies and Reply Postponed, a station leaving and
 //! joining, a lost token, a silent station, 127 masters, noise, a duplicate
-//! address.
+//! address; and slave nodes (Clause 9.5.7) beside the masters.
 
 use bacnet::mstp::master::{ConfigError, SendError};
 use bacnet::mstp::{
@@ -191,8 +191,11 @@ impl Ring {
                     Action::Reply { station, to, npdu } => {
                         let now = self.now;
                         let s = &mut self.stations[station];
-                        if s.alive {
-                            s.node.reply(now, to, npdu).unwrap();
+                        if s.alive
+                            && let Err(e) = s.node.reply(now, to, npdu)
+                        {
+                            // Only a slave refuses: a late reply it can no longer send.
+                            assert!(s.node.config().slave && e == SendError::Slave, "{e}");
                         }
                     }
                 }
@@ -606,4 +609,90 @@ fn two_stations_with_one_address_are_seen_as_duplicates() {
     ring.run_until(5 * S);
     let dup: u64 = ring.stations.iter().map(|s| s.node.counters().duplicate_station).sum();
     assert!(dup > 0, "no station noticed its address in use");
+}
+
+// ---------------------------------------------------------------- slave nodes
+
+fn slave(ts: u8) -> MasterConfig {
+    MasterConfig { slave: true, ..MasterConfig::new(ts, BAUD) }
+}
+
+#[test]
+fn a_slaves_address_may_go_up_to_254_but_not_to_broadcast() {
+    assert!(MasterNode::new(slave(254), 0).is_ok());
+    assert!(MasterNode::new(slave(0), 0).is_ok());
+    assert_eq!(MasterNode::new(slave(255), 0).err(), Some(ConfigError::ThisStation));
+    assert_eq!(MasterNode::new(MasterConfig::new(200, BAUD), 0).err(), Some(ConfigError::ThisStation));
+}
+
+#[test]
+fn a_slave_alone_on_the_line_stays_silent_and_cannot_initiate() {
+    let mut ring = Ring::new(&[], 127);
+    let s = ring.add(slave(3));
+    assert_eq!(ring.stations[s].node.send(BROADCAST, vec![0x01, 0x00, 0x10, 0x08], false), Err(SendError::Slave));
+    ring.run_until(10 * S);
+    assert!(ring.line.is_empty(), "a slave never generates a token: {:?}", ring.frames_since(0));
+    assert_eq!(ring.stations[s].node.state(), MasterState::Idle);
+    assert_eq!(ring.stations[s].node.counters().send_refused, 1);
+}
+
+#[test]
+fn a_slave_answers_a_request_at_once_and_takes_no_part_in_the_ring() {
+    // Masters 1 and 5 poll every address up to 7, the slave's 3 included.
+    let mut ring = Ring::new(&[1, 5], 7);
+    ring.add(slave(3));
+    ring.run_until(3 * S);
+    assert_eq!(ring.next_stations()[..2], [(1, 5), (5, 1)]);
+    let polled = ring.frames_since(0).into_iter().filter(|f| *f == (FrameType::POLL_FOR_MASTER, 1, 3)).count();
+    assert!(polled >= 1, "the masters poll the slave's address");
+
+    let request = vec![0x01, 0x04, 0x00, 0x05, 0x07, 0x0C, 0x0C, 0x00, 0x80, 0x00, 0x01, 0x19, 0x55];
+    ring.at(1).node.send(3, request.clone(), true).unwrap();
+    let t0 = ring.now;
+    ring.run_until(4 * S);
+    let frames = ring.frames_since(t0);
+    let i = frames.iter().position(|f| *f == (FrameType::BACNET_DATA_EXPECTING_REPLY, 1, 3)).unwrap();
+    assert_eq!(frames[i + 1], (FrameType::BACNET_DATA_NOT_EXPECTING_REPLY, 3, 1), "the slave replies at once");
+    assert!(ring.at(1).events.iter().any(|e| matches!(&e.1, MasterEvent::Received { source: 3, npdu, .. }
+        if npdu[3..] == request[2..])));
+    // The only frames the slave ever sent: that reply.
+    let from_slave: Vec<_> = ring.frames_since(0).into_iter().filter(|f| f.1 == 3).collect();
+    assert_eq!(from_slave, [(FrameType::BACNET_DATA_NOT_EXPECTING_REPLY, 3, 1)]);
+    let c = *ring.at(3).node.counters();
+    assert_eq!((c.tokens_received, c.tokens_sent, c.polls_sent, c.tokens_generated), (0, 0, 0, 0));
+    assert_token_cycles(&ring, t0, &[1, 5]);
+}
+
+#[test]
+fn a_slave_answers_test_request_with_the_same_data_and_ignores_the_token() {
+    let mut node = MasterNode::new(slave(200), 0).unwrap();
+    node.handle_octets(0, &Frame::test_request(200, 3, b"echo me").to_vec().unwrap());
+    let t = node.poll_transmit(S).unwrap();
+    assert_eq!(t.octets, Frame::test_response(3, 200, b"echo me").to_vec().unwrap());
+    node.handle_octets(S, &Frame::token(200, 3).to_vec().unwrap());
+    node.handle_octets(S, &Frame::poll_for_master(200, 3).to_vec().unwrap());
+    assert_eq!(node.poll_transmit(2 * S), None, "no Reply To Poll For Master, no use of the token");
+    assert_eq!(node.state(), MasterState::Idle);
+    assert_eq!(node.poll_timeout(), None, "no Tno_token for a slave");
+}
+
+#[test]
+fn a_slow_slave_sends_nothing_and_the_requester_times_out() {
+    let mut ring = Ring::new(&[1, 5], 7);
+    let s = ring.add(slave(3));
+    ring.stations[s].host = Host::ReplyAfter(300 * MS);
+    ring.run_until(2 * S);
+    ring.at(1).node.send(3, vec![0x01, 0x04, 0x00, 0x05, 0x09, 0x0C], true).unwrap();
+    let t0 = ring.now;
+    ring.run_until(3 * S);
+    let line: Vec<&OnLine> = ring.line.iter().filter(|f| f.at >= t0).collect();
+    let der = line.iter().position(|f| f.kind() == (FrameType::BACNET_DATA_EXPECTING_REPLY, 1, 3)).unwrap();
+    let der_end = line[der].at + bit_times(10 * line[der].octets.len() as u64, BAUD);
+    // CannotReply: no Reply Postponed (a slave could never send the answer later).
+    assert_eq!(line[der + 1].kind(), (FrameType::TOKEN, 1, 5));
+    assert_eq!(line[der + 1].at - der_end, 255 * MS, "the requester waits out Treply_timeout");
+    assert!(line.iter().all(|f| f.kind().1 != 3), "the slave sent nothing");
+    let c = *ring.at(3).node.counters();
+    assert_eq!((c.replies_abandoned, c.replies_postponed, c.send_refused), (1, 0, 1));
+    assert!(ring.at(1).events.iter().any(|e| e.1 == MasterEvent::NoReply { destination: 3 }));
 }

@@ -10,11 +10,12 @@ use serde_json::json;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use trellis_benches::json_line::JsonLine as Line;
 use trellis_benches::load::{self, LoadConfig, Mark};
-use trellis_benches::procfs;
 use trellis_benches::request::ReadPropertyTemplate;
 use trellis_benches::stats::Summary;
 use trellis_benches::target::{self, Programs, Server, TargetKind};
+use trellis_benches::{mstp, procfs};
 
 /// Load scenarios for Trellis and its peers: one JSON line per step on stdout.
 ///
@@ -46,12 +47,54 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// MS/TP wire limit: two of our stations (a served device whose object
+    /// model is the bulk-objects plugin, and our client) on a simulated
+    /// RS-485 line paced in real time; the achieved ReadProperty rate
+    /// divided by the most the line could carry for the same frames, and the
+    /// Tturnaround, reply delay and Tusage_delay achieved. One JSON line per
+    /// reply size and baud.
+    Mstp(MstpArgs),
     /// Internal: the bare UDP echo server on 127.0.0.1:PORT (a target).
     #[command(hide = true)]
     ServeEcho {
         #[arg(long)]
         port: u16,
     },
+}
+
+#[derive(Debug, Args)]
+struct MstpArgs {
+    /// Reply sizes: `small` reads a REAL (a 29-octet reply frame), `large` the
+    /// Object_List of 91 identifiers (a reply filling a standard frame).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "small,large")]
+    reply: Vec<ReplyArg>,
+    /// Line speeds, one step each.
+    #[arg(long, value_delimiter = ',', default_value = "9600,19200,38400,57600,76800,115200")]
+    baud: Vec<u32>,
+    /// Max_Info_Frames of both stations (requests per token).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
+    max_info_frames: u8,
+    /// Requests the client keeps queued [default: Max_Info_Frames + 2].
+    #[arg(long)]
+    in_flight: Option<usize>,
+    /// Each step measures at least this many seconds…
+    #[arg(long, default_value_t = 2.0)]
+    step_secs: f64,
+    /// …and at least this many request/reply exchanges' worth of line time.
+    #[arg(long, default_value_t = 40)]
+    exchanges: u32,
+    /// Ring formation and first requests per step, not measured (milliseconds).
+    #[arg(long, default_value_t = 1500)]
+    warmup_ms: u64,
+    /// Keep each step's line capture (pcap, linktype 165) in DIR.
+    #[arg(long)]
+    capture_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReplyArg {
+    Small,
+    Large,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -121,6 +164,7 @@ fn main() -> anyhow::Result<()> {
             trellis_benches::echo::serve(&socket)?;
             Ok(())
         }
+        Scenario::Mstp(args) => run_mstp(&args),
         Scenario::Echo(common) => run("echo", &[TargetKind::Echo], &common),
         Scenario::Clients { target, common } => {
             let targets = match target {
@@ -371,35 +415,46 @@ fn measure(
     Ok(line)
 }
 
-/// A JSON object that keeps its keys in the order written: the lines read
-/// like the documented format. (serde_json's map sorts keys unless its
-/// `preserve_order` feature is on, which would change the JSON every other
-/// crate of the workspace prints.)
-struct Line(String);
-
-impl Line {
-    fn new() -> Line {
-        Line(String::from("{"))
+fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
+    if !(a.step_secs > 0.0 && a.step_secs.is_finite()) {
+        bail!("--step-secs must be positive");
     }
-
-    fn raw(mut self, key: &str, json: &str) -> Line {
-        if self.0.len() > 1 {
-            self.0.push(',');
+    if let Some(bad) = a.baud.iter().find(|&&b| !(1_200..=1_000_000).contains(&b)) {
+        bail!("--baud {bad}: MS/TP lines run at 9600 to 115200 baud (and the higher standard rates)");
+    }
+    let work_dir = std::env::temp_dir().join(format!("trellis-stress-{}", std::process::id()));
+    stop_on_signal(work_dir.clone())?;
+    std::fs::create_dir_all(&work_dir)?;
+    if let Some(dir) = &a.capture_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("--capture-dir {}", dir.display()))?;
+    }
+    let result = (|| {
+        for &reply in &a.reply {
+            let reply = match reply {
+                ReplyArg::Small => mstp::Reply::Small,
+                ReplyArg::Large => mstp::Reply::Large,
+            };
+            for &baud in &a.baud {
+                let exchange = Duration::from_secs_f64(reply.exchange_octets() as f64 * 10.0 / f64::from(baud));
+                let step = mstp::MstpStep {
+                    baud,
+                    reply,
+                    max_info_frames: a.max_info_frames,
+                    in_flight: a.in_flight.unwrap_or(usize::from(a.max_info_frames) + 2),
+                    duration: Duration::from_secs_f64(a.step_secs).max(exchange * a.exchanges),
+                    warmup: Duration::from_millis(a.warmup_ms),
+                    work_dir: work_dir.clone(),
+                    capture: a.capture_dir.as_ref().map(|d| d.join(format!("mstp-{}-{baud}.pcap", reply.name()))),
+                };
+                let line = mstp::run_step(&step)?;
+                eprintln!("stress-test: {line}");
+                println!("{line}");
+            }
         }
-        self.0.push_str(&serde_json::Value::from(key).to_string());
-        self.0.push(':');
-        self.0.push_str(json);
-        self
-    }
-
-    fn put(self, key: &str, value: serde_json::Value) -> Line {
-        self.raw(key, &value.to_string())
-    }
-
-    fn finish(mut self) -> String {
-        self.0.push('}');
-        self.0
-    }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&work_dir);
+    result
 }
 
 fn round_to(v: f64, per_unit: f64) -> f64 {
@@ -409,15 +464,6 @@ fn round_to(v: f64, per_unit: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_line_keeps_its_keys_in_the_order_written_and_is_valid_json() {
-        let inner = Line::new().put("timeout", json!(2)).put("admission", json!(1)).finish();
-        let line =
-            Line::new().put("scenario", json!("clients")).raw("failures", &inner).put("p50_us", json!(null)).finish();
-        assert_eq!(line, r#"{"scenario":"clients","failures":{"timeout":2,"admission":1},"p50_us":null}"#);
-        assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok());
-    }
 
     #[test]
     fn the_command_line_is_consistent() {

@@ -103,6 +103,7 @@ pub(crate) fn mstp_error(e: trellis_mstp::SendError) -> std::io::Error {
         trellis_mstp::SendError::BadLength => std::io::ErrorKind::InvalidInput,
         trellis_mstp::SendError::Full => std::io::ErrorKind::WouldBlock,
         trellis_mstp::SendError::Stopped => std::io::ErrorKind::BrokenPipe,
+        trellis_mstp::SendError::Slave => std::io::ErrorKind::Unsupported,
     };
     std::io::Error::new(kind, e)
 }

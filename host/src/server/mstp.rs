@@ -42,6 +42,12 @@ pub async fn serve_mstp<M: ObjectModel>(port: MstpConfig, server: impl Into<Arc<
     let (sender, from_driver) = handle.into_parts();
     let _stop_driver = ShutdownOnDrop(sender.clone());
     tracing::info!(port = %name, mac = sender.mac(), device = %server.device_id(), "serving BACnet MS/TP");
+    if sender.is_slave() {
+        tracing::info!(
+            port = %name,
+            "slave node (Clause 9.5.7): answers confirmed requests addressed to it; sends no I-Am, I-Have or COV notification"
+        );
+    }
     let (tx, received) = mpsc::channel(RECEIVED_QUEUE);
     bridge(from_driver, tx, |r| r);
     let station = Station::start(server, MstpLink(sender.clone())).await;
@@ -97,6 +103,11 @@ struct MstpLink(MstpSender);
 
 impl Link for MstpLink {
     async fn send_npdu(&self, peer: &DeviceAddress, npdu: Vec<u8>, how: Delivery) -> std::io::Result<()> {
+        if self.0.is_slave() && how != Delivery::Unicast {
+            // A slave cannot initiate (said once when the port started).
+            tracing::debug!(to = %peer, ?how, "not sent: an MS/TP slave node only answers requests");
+            return Ok(());
+        }
         let sent = match (how, peer.mstp_mac()) {
             (Delivery::Broadcast, _) => self.0.send(BROADCAST_MAC, npdu, false),
             (Delivery::Request, Some(mac)) => self.0.send(mac, npdu, true),

@@ -8,6 +8,7 @@
 
 use bacnet::apdu::MaxApdu;
 use bacnet::enums::PropertyIdentifier as P;
+use bacnet::mstp::FrameType;
 use bacnet::services::{PropertyReference, ReadAccessSpecification};
 use bacnet::tsm::TsmConfig;
 use bacnet::{AnyValue, ObjectIdentifier, ObjectType, Value};
@@ -144,6 +145,68 @@ async fn two_served_devices_and_our_client_over_mstp_at_115200() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_served_devices_and_our_client_over_mstp_at_38400() {
     two_devices_and_a_client_over_mstp(38_400).await;
+}
+
+/// A served device as an MS/TP slave node (Clause 9.5.7, MAC 200, above
+/// any master's range) beside our client, the line's only master: it
+/// answers ReadProperty and ReadPropertyMultiple addressed to it, but not
+/// Who-Is (a slave cannot initiate, so it sends no I-Am), and it never
+/// sends a Token or a Reply To Poll For Master.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_device_as_an_mstp_slave_answers_requests_and_stays_out_of_the_ring() {
+    const SLAVE_MAC: u8 = 200;
+    const INSTANCE: u32 = 510_200;
+    let engine = PluginEngine::new(&EngineConfig {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("mstp-cache")),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let line = Line::new(LineConfig::new(115_200));
+    let model = PluginModel::load(&engine, builtin::DEMO_BUILDING, PluginConfig::new("demo-slave")).unwrap();
+    let server = Arc::new(
+        build(model, DeviceConfig { instance: Some(INSTANCE), ..DeviceConfig::default() }, 999).await.unwrap(),
+    );
+    let mut slave = MstpConfig::sim(&line, SLAVE_MAC);
+    slave.node.slave = true;
+    let gateway = tokio::spawn(serve_mstp(slave, server));
+    let tsm = TsmConfig {
+        apdu_timeout: Duration::from_secs(3),
+        retries: 1,
+        max_apdu_accepted: MaxApdu::UP_TO_480,
+        ..TsmConfig::default()
+    };
+    let client = Client::bind_mstp(port(&line, CLIENT_MAC), tsm).await.unwrap();
+
+    let found = client.who_is(Destination::LocalBroadcast, None, Duration::from_secs(2)).await.unwrap().collect().await;
+    assert!(found.is_empty(), "a slave sends no I-Am: {found:?}");
+
+    let device = DeviceAddress::mstp(SLAVE_MAC);
+    let any_device = ObjectIdentifier::new(ObjectType::DEVICE, ObjectIdentifier::MAX_INSTANCE).unwrap();
+    let id = client.read_property(&device, any_device, P::OBJECT_IDENTIFIER, None).await.unwrap();
+    let device_id = ObjectIdentifier::new(ObjectType::DEVICE, INSTANCE).unwrap();
+    assert_eq!(id, AnyValue::from(Value::ObjectIdentifier(device_id)));
+    let spec = ReadAccessSpecification {
+        object: av(1),
+        properties: vec![PropertyReference::new(P::OBJECT_NAME), PropertyReference::new(P::PRESENT_VALUE)],
+    };
+    let results = client.read_property_multiple(&device, vec![spec]).await.unwrap();
+    assert!(results[0].results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+
+    drop(client);
+    gateway.abort();
+    let _ = gateway.await;
+    let from_slave: Vec<_> = line
+        .frames()
+        .iter()
+        .filter_map(|f| f.header())
+        .filter(|h| h.source == SLAVE_MAC)
+        .map(|h| h.frame_type)
+        .collect();
+    assert!(!from_slave.is_empty());
+    assert!(
+        from_slave.iter().all(|&t| t == FrameType::BACNET_DATA_NOT_EXPECTING_REPLY),
+        "the slave sent only replies: {from_slave:?}"
+    );
 }
 
 /// `trellis run` with `mstp = { device = … }` in its `[[device]]` serves

@@ -44,7 +44,8 @@ pub(crate) fn engine<P: Port>(
     let (down_tx, down) = mpsc::sync_channel(bound);
     let (up, up_rx) = mpsc::sync_channel(bound);
     let shared = Arc::new(Shared::new(status(&node, DriverCounters::default())));
-    let sender = MstpSender::new(down_tx, port.waker(), shared.clone(), node.config().this_station);
+    let sender =
+        MstpSender::new(down_tx, port.waker(), shared.clone(), node.config().this_station, node.config().slave);
     let engine = Engine {
         name: port.name(),
         node,

@@ -35,6 +35,10 @@ pub enum SendError {
     /// The driver has stopped.
     #[error("MS/TP driver stopped")]
     Stopped,
+    /// This station is a slave node (Clause 9.5.7): it only answers
+    /// requests and can never send on its own.
+    #[error("an MS/TP slave node cannot initiate a transmission")]
+    Slave,
 }
 
 /// What the host asks of the driver.
@@ -116,11 +120,24 @@ pub struct MstpSender {
     waker: Waker,
     shared: Arc<Shared>,
     mac: u8,
+    slave: bool,
 }
 
 impl MstpSender {
-    pub(crate) fn new(down: SyncSender<Command>, waker: Waker, shared: Arc<Shared>, mac: u8) -> MstpSender {
-        MstpSender { down, waker, shared, mac }
+    pub(crate) fn new(
+        down: SyncSender<Command>,
+        waker: Waker,
+        shared: Arc<Shared>,
+        mac: u8,
+        slave: bool,
+    ) -> MstpSender {
+        MstpSender { down, waker, shared, mac, slave }
+    }
+
+    /// This station is a slave node: [`MstpSender::send`] refuses, only
+    /// replies go out.
+    pub fn is_slave(&self) -> bool {
+        self.slave
     }
 
     /// This station's MAC address.
@@ -146,6 +163,9 @@ impl MstpSender {
     /// next token in a BACnet Data frame (extended beyond 501 octets).
     pub fn send(&self, dest_mac: u8, npdu: Vec<u8>, expecting_reply: bool) -> Result<(), SendError> {
         check_len(&npdu)?;
+        if self.slave {
+            return Err(SendError::Slave);
+        }
         self.command(Command::Send { destination: dest_mac, npdu, expecting_reply })
     }
 
