@@ -13,6 +13,7 @@ mod read;
 mod readrange;
 mod reinit;
 mod run;
+mod simline;
 mod timesync;
 mod whois;
 mod write;
@@ -139,6 +140,17 @@ pub enum Command {
     Run(run::RunArgs),
     /// Plugin files: make signing keys, sign, verify.
     Plugin(plugin::PluginArgs),
+    /// Run a simulated RS-485 line whose stations are pseudo-terminals: MS/TP between programs
+    /// without hardware.
+    ///
+    /// Prints `station N: PATH` for each station, then relays until Ctrl-C: what a program writes
+    /// to its PATH goes on the line, and every octet reaches the other stations when a UART at
+    /// --baud would deliver it (10 bits per octet). Open PATH as the serial port of an MS/TP
+    /// station: `trellis --mstp PATH --mac N …`, or `mstp = { device = "PATH", … }` in a gateway's
+    /// configuration. With --capture the frames go to a pcap file (linktype 165).
+    ///
+    /// Example: trellis sim-line --baud 38400 --stations 3 --capture line.pcap
+    SimLine(simline::SimLineArgs),
 }
 
 /// Exit statuses, documented in `--help` of the binary and the README.
@@ -215,6 +227,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Plugin(a) = command {
         return plugin::run_admin(a.command).await;
     }
+    if let Command::SimLine(a) = command {
+        return simline::run(a).await;
+    }
     let client = if let Some(path) = &g.mstp {
         let mut port = trellis_mstp::MstpConfig::serial(path.clone(), g.mac, g.baud);
         port.node.max_master = g.max_master;
@@ -246,7 +261,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,
         Command::Timesync(a) => timesync::run(&client, a).await,
-        Command::Run(_) | Command::Plugin(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) => unreachable!("handled above"),
     }
 }
 

@@ -516,3 +516,106 @@ async fn the_cli_reaches_a_served_device_over_mstp() {
     drop(gateway);
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// `trellis sim-line`: a process of its own that paces a simulated line
+/// and hands out one pseudo-terminal per station. Killed by PID on drop.
+struct SimLineProcess {
+    child: std::process::Child,
+}
+
+impl SimLineProcess {
+    /// Start it; the station paths it prints.
+    fn start(args: &[&str]) -> (SimLineProcess, Vec<String>) {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+            .arg("sim-line")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start trellis sim-line");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let count: usize = args.windows(2).find(|w| w[0] == "--stations").map_or(2, |w| w[1].parse().unwrap());
+        let mut paths = Vec::new();
+        for i in 0..count {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            let path = line.trim().strip_prefix(&format!("station {i}: ")).unwrap_or_else(|| panic!("{line:?}"));
+            paths.push(path.to_string());
+        }
+        (SimLineProcess { child }, paths)
+    }
+
+    /// SIGTERM, then its summary on stderr.
+    fn stop(mut self) -> String {
+        use std::io::Read;
+        // SAFETY-free: `kill` the process we started, by its PID.
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(status.success(), "sim-line exited with {status}: {err}");
+        err
+    }
+}
+
+impl Drop for SimLineProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Across processes on the paced line: `trellis sim-line` (one process)
+/// gives three pseudo-terminals; a gateway (another) serves two devices on
+/// two of them; the CLI (a process per command) is the third station and
+/// does Who-Is, ReadProperty, ReadPropertyMultiple and WriteProperty with a
+/// read-back. The line's capture dissects cleanly in tshark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stations_in_separate_processes_talk_over_the_paced_pty_line() {
+    let scratch = std::env::temp_dir().join(format!("trellis-sim-line-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let pcap = scratch.join("line.pcap");
+    let (line, paths) =
+        SimLineProcess::start(&["--baud", "38400", "--stations", "3", "--capture", pcap.to_str().unwrap()]);
+    let config = scratch.join("mstp.toml");
+    let mut toml = String::new();
+    for (path, (mac, instance)) in paths.iter().zip([(5, 520_005), (6, 520_006)]) {
+        toml.push_str(&format!(
+            "[[device]]\ninstance = {instance}\nmstp = {{ device = \"{path}\", baud = 38400, mac = {mac}, max_master = 7 }}\n"
+        ));
+    }
+    std::fs::write(&config, toml).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving; stderr:\n{log}"));
+
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+            .args(["--mstp", &paths[2], "--mac", "3", "--baud", "38400", "--max-master", "7"])
+            .args(["--timeout-ms", "3000", "--retries", "2"])
+            .args(args)
+            .output()
+            .expect("run trellis");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "trellis {args:?}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    let found = cli(&["whois", "--wait", "4"]);
+    assert!(found.contains("520005") && found.contains("520006"), "Who-Is found: {found}\n{}", gateway.log());
+    let name = cli(&["read", "mstp:5", "device,520005", "object-name"]);
+    assert!(!name.trim().is_empty());
+    cli(&["write", "mstp:6", "analog-value,1", "present-value", "23.5", "--priority", "8"]);
+    let back = cli(&["read", "mstp:6", "analog-value,1", "present-value"]);
+    assert!(back.contains("23.5"), "read-back: {back}");
+    let many = cli(&["readm", "mstp:5", "analog-value,1", "object-name", "present-value"]);
+    assert!(many.lines().count() >= 2, "readm: {many}");
+
+    drop(gateway);
+    let summary = line.stop();
+    assert!(summary.contains("0 collisions"), "{summary}");
+    let text = dissect_cleanly(&pcap);
+    for expected in ["who-Is", "i-Am", "readProperty", "readPropertyMultiple", "writeProperty", "Token"] {
+        assert!(text.contains(expected), "no {expected} in the capture");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -38,6 +38,17 @@ pub(crate) fn set_timer_slack_min() -> io::Result<()> {
     Ok(())
 }
 
+/// Clear a terminal's exclusive-open flag (TIOCNXCL), without touching
+/// any `flock` (serialport's `set_exclusive(false)` takes a shared one,
+/// which would keep the next program's exclusive open out).
+#[cfg(unix)]
+pub(crate) fn clear_terminal_exclusive(fd: std::os::fd::RawFd) -> io::Result<()> {
+    // SAFETY: TIOCNXCL takes no argument and touches no memory; `fd` is a
+    // descriptor the caller owns (an invalid one is an EBADF error).
+    let rc = unsafe { libc::ioctl(fd, libc::TIOCNXCL) };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
 /// What [`poll_readable`] saw on one descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Readiness {
@@ -56,29 +67,50 @@ pub(crate) fn poll_readable<const N: usize>(
     fds: [std::os::fd::RawFd; N],
     timeout: std::time::Duration,
 ) -> io::Result<[Readiness; N]> {
-    let mut pfds = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    let mut shown = Vec::with_capacity(N);
+    poll_readable_into(&fds, timeout, &mut shown)?;
+    let mut out = [Readiness::Idle; N];
+    out.copy_from_slice(&shown);
+    Ok(out)
+}
+
+/// [`poll_readable`] over any number of descriptors: `out[i]` says what
+/// `fds[i]` showed (`out` is cleared and refilled).
+#[cfg(unix)]
+pub(crate) fn poll_readable_into(
+    fds: &[std::os::fd::RawFd],
+    timeout: std::time::Duration,
+    out: &mut Vec<Readiness>,
+) -> io::Result<()> {
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let n = pfds.len() as libc::nfds_t;
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let rc = {
         let ts = libc::timespec {
             tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
             tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
         };
-        // SAFETY: `pfds` is an array of N initialised pollfd that outlives
-        // the call, `ts` a valid timespec, and no signal mask is passed.
-        unsafe { libc::ppoll(pfds.as_mut_ptr(), N as libc::nfds_t, &ts, std::ptr::null()) }
+        // SAFETY: `pfds` holds `n` initialised pollfd and outlives the
+        // call, `ts` is a valid timespec, and no signal mask is passed.
+        unsafe { libc::ppoll(pfds.as_mut_ptr(), n, &ts, std::ptr::null()) }
     };
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let rc = {
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: `pfds` is an array of N initialised pollfd that outlives
-        // the call.
-        unsafe { libc::poll(pfds.as_mut_ptr(), N as libc::nfds_t, ms) }
+        // SAFETY: `pfds` holds `n` initialised pollfd and outlives the call.
+        unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) }
     };
+    out.clear();
     if rc < 0 {
         let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted { Ok([Readiness::Idle; N]) } else { Err(e) };
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+        out.resize(fds.len(), Readiness::Idle);
+        return Ok(());
     }
-    Ok(pfds.map(|p| {
+    out.extend(pfds.iter().map(|p| {
         if p.revents & libc::POLLIN != 0 {
             Readiness::Readable
         } else if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
@@ -86,5 +118,6 @@ pub(crate) fn poll_readable<const N: usize>(
         } else {
             Readiness::Idle
         }
-    }))
+    }));
+    Ok(())
 }

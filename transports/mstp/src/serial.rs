@@ -32,7 +32,9 @@ pub struct SerialLine {
 }
 
 impl SerialLine {
-    /// Open `path` at `baud`, 8N1, no flow control, exclusively.
+    /// Open `path` at `baud`, 8N1, no flow control, exclusively; octets
+    /// that waited in its input buffer from before are discarded (stale
+    /// frames must not be taken for the line's current state).
     pub fn open(path: &str, baud: u32) -> Result<SerialLine, serialport::Error> {
         if !STANDARD_BAUD_RATES.contains(&baud) {
             tracing::warn!(path, baud, "not one of Clause 9's baud rates (9600, 19200, 38400, 57600, 76800, 115200)");
@@ -44,6 +46,7 @@ impl SerialLine {
             .flow_control(FlowControl::None)
             .timeout(WRITE_TIMEOUT)
             .open_native()?;
+        tty.clear(serialport::ClearBuffer::Input)?;
         Ok(SerialLine::from_tty(tty, path)?)
     }
 

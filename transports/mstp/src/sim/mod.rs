@@ -40,12 +40,20 @@
 //!   Use it to test and measure the driver itself: its sleeps, its
 //!   channels, the host's reply path. [`timing`] reads the achieved
 //!   Tturnaround, reply delay and Tusage_delay off the log.
+//!
+//! **Across processes** ([`PtyLine`]): each station is a pseudo-terminal
+//! that any program opens as its serial port; a relay thread puts what it
+//! writes on the line and writes what the line delivers, paced.
 
 mod line;
 mod port;
+#[cfg(unix)]
+mod pty;
 mod simulation;
 pub mod timing;
 
 pub use line::{Line, LineConfig, LineFrame, LineStats, Noise};
 pub use port::SimPort;
+#[cfg(unix)]
+pub use pty::{PtyLine, PtyLineStats};
 pub use simulation::Simulation;

@@ -36,6 +36,11 @@ impl SimPort {
     pub(crate) fn next_arrival(&self) -> Option<Micros> {
         self.line.next_arrival(self.station)
     }
+
+    /// When the next octet reaches this station.
+    pub(crate) fn next_octet(&self) -> Option<Micros> {
+        self.line.lock().slots.get(self.station)?.queue.front().map(|p| p.at)
+    }
 }
 
 impl Drop for SimPort {

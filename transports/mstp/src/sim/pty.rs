@@ -1,0 +1,192 @@
+//! A simulated line shared across processes: each station is a
+//! pseudo-terminal whose slave end any program opens as a serial port (our
+//! `trellis`, another stack, a bus monitor), while this side relays its
+//! octets through a [`Line`] in real time.
+//!
+//! ```text
+//! program A ─ /dev/pts/5 ═ master ─┐                     ┌─ master ═ /dev/pts/6 ─ program B
+//!                                  └── PtyLine thread ──┘
+//!                                      Line (10 bits per octet, collisions, noise, log, pcap)
+//! ```
+//!
+//! What a program writes to its pty becomes a transmission on the line at
+//! the instant this side reads it (a frame read in two pieces is two
+//! transmissions back to back: the line queues a station's frames). Every
+//! octet the line delivers is written to the other stations' ptys at the
+//! instant its stop bit ends, so a program reading its pty sees the line's
+//! pacing, give or take the pty's own latency and this thread's wake-up.
+//!
+//! What a pty cannot carry: a UART error. An octet garbled by a collision
+//! is left out (the frame then fails its CRC or Tframe_abort), and counted.
+//! A pty whose program does not read fills its buffer; what cannot be
+//! written is dropped and counted, and the stale input is flushed, so a
+//! program that opens its port late does not read old frames.
+//!
+//! The relay keeps each slave end open itself (so the master never sees a
+//! hang-up between programs) and therefore clears the terminal's exclusive
+//! flag every [`IDLE_WAIT`]: a program that opened its port exclusively
+//! (as `trellis` does) and exited must not lock the next one out.
+//!
+//! Must never: block on one pty (every write is non-blocking), or hold the
+//! line's lock while doing I/O.
+
+use super::{Line, SimPort};
+use crate::os::{self, Readiness};
+use crate::port::{Port, Rx, RxOctet};
+use bacnet::mstp::Micros;
+use serialport::{ClearBuffer, SerialPort, TTYPort};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The longest this side sleeps with nothing due (it also wakes for input).
+const IDLE_WAIT: Duration = Duration::from_millis(50);
+
+/// What the relay did, for the log and the tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PtyLineStats {
+    /// Octets read from the ptys and put on the line.
+    pub octets_in: u64,
+    /// Octets the line delivered and this side wrote to a pty.
+    pub octets_out: u64,
+    /// Octets garbled by a collision (a UART error), not written.
+    pub garbled: u64,
+    /// Octets a pty had no room for (its program is not reading).
+    pub overflowed: u64,
+}
+
+struct Station {
+    master: TTYPort,
+    /// Kept open so the master never sees a hang-up while no program has
+    /// the port open; never read.
+    slave: TTYPort,
+    path: String,
+    port: SimPort,
+}
+
+/// A [`Line`] whose stations are pseudo-terminals.
+pub struct PtyLine {
+    line: Line,
+    stations: Vec<Station>,
+}
+
+impl PtyLine {
+    /// `count` new stations on `line` (in real time), each a pty pair.
+    pub fn open(line: &Line, count: usize) -> io::Result<PtyLine> {
+        if line.is_virtual() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a pty line runs in real time"));
+        }
+        let mut stations = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (mut master, slave) = TTYPort::pair().map_err(io::Error::from)?;
+            // Other programs must be able to open the slave end.
+            os::clear_terminal_exclusive(slave.as_raw_fd())?;
+            master.set_timeout(Duration::ZERO).map_err(io::Error::from)?;
+            let path = slave.name().ok_or_else(|| io::Error::other("the pty's slave end has no path"))?;
+            stations.push(Station { master, slave, path, port: line.attach() });
+        }
+        Ok(PtyLine { line: line.clone(), stations })
+    }
+
+    /// The path of each station's port (the pty's slave end), in station
+    /// order ([`LineFrame::station`](super::LineFrame::station)).
+    pub fn paths(&self) -> Vec<String> {
+        self.stations.iter().map(|s| s.path.clone()).collect()
+    }
+
+    /// The line.
+    pub fn line(&self) -> &Line {
+        &self.line
+    }
+
+    /// Relay on a thread of its own until `stop` is set; the thread
+    /// returns what it did.
+    pub fn spawn(self, stop: Arc<AtomicBool>) -> io::Result<JoinHandle<io::Result<PtyLineStats>>> {
+        std::thread::Builder::new().name("mstp pty line".into()).spawn(move || self.run(&stop))
+    }
+
+    /// Relay until `stop` is set.
+    pub fn run(mut self, stop: &AtomicBool) -> io::Result<PtyLineStats> {
+        // Wake-ups are what pace the octets: ask for the least slack.
+        let _ = os::set_timer_slack_min();
+        let mut stats = PtyLineStats::default();
+        let fds: Vec<_> = self.stations.iter().map(|s| s.master.as_raw_fd()).collect();
+        let mut ready = Vec::with_capacity(fds.len());
+        let mut delivered: Vec<RxOctet> = Vec::new();
+        let mut out = Vec::new();
+        let mut buf = [0u8; 1024];
+        let mut unlocked = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            if unlocked.elapsed() >= IDLE_WAIT {
+                for s in &self.stations {
+                    let _ = os::clear_terminal_exclusive(s.slave.as_raw_fd());
+                }
+                unlocked = Instant::now();
+            }
+            let now = self.line.now();
+            for s in &mut self.stations {
+                delivered.clear();
+                s.port.read(now, &mut delivered)?;
+                out.clear();
+                for o in &delivered {
+                    match o.rx {
+                        Rx::Octet(b) => out.push(b),
+                        Rx::Error => stats.garbled += 1,
+                    }
+                }
+                if !out.is_empty() {
+                    write_some(s, &out, &mut stats);
+                }
+            }
+            let next = self.stations.iter().filter_map(|s| s.port.next_octet()).min();
+            let wait = next.map_or(IDLE_WAIT, |at| micros(at.saturating_sub(self.line.now())).min(IDLE_WAIT));
+            os::poll_readable_into(&fds, wait, &mut ready)?;
+            for (s, r) in self.stations.iter_mut().zip(&ready) {
+                if *r != Readiness::Readable {
+                    continue;
+                }
+                match s.master.read(&mut buf) {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        let now = self.line.now();
+                        s.port.write(now, &buf[..n])?;
+                        stats.octets_in += n as u64;
+                    }
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io::Error::new(e.kind(), format!("reading the pty of {}: {e}", s.path))),
+                }
+            }
+        }
+        Ok(stats)
+    }
+}
+
+/// Write what the line delivered to a station's pty, without blocking.
+fn write_some(s: &mut Station, octets: &[u8], stats: &mut PtyLineStats) {
+    let mut rest = octets;
+    while !rest.is_empty() {
+        match s.master.write(rest) {
+            Ok(0) => break,
+            Ok(n) => {
+                stats.octets_out += n as u64;
+                rest = &rest[n..];
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if !rest.is_empty() {
+        // Its program is not reading: drop the backlog so that it does not
+        // read stale frames when it does.
+        stats.overflowed += rest.len() as u64;
+        let _ = s.slave.clear(ClearBuffer::Input);
+    }
+}
+
+fn micros(us: Micros) -> Duration {
+    Duration::from_micros(us)
+}
