@@ -24,6 +24,7 @@ pub mod json_line;
 pub mod load;
 pub mod mstp;
 pub mod procfs;
+pub mod report;
 pub mod request;
 pub mod stats;
 pub mod target;

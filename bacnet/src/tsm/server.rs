@@ -31,8 +31,9 @@ use super::segment::{
 };
 use crate::apdu::{Apdu, ComplexAck, ConfirmedRequest, MaxApdu, MaxSegments};
 use crate::enums::{AbortReason, ConfirmedServiceChoice, RejectReason};
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::{BTreeMap, BinaryHeap, VecDeque};
 use alloc::vec::Vec;
+use core::cmp::Reverse;
 use core::time::Duration;
 
 /// The most segments a request may have, whatever the configuration says:
@@ -187,6 +188,9 @@ struct Header {
     max_apdu: MaxApdu,
 }
 
+/// A deadline as the heap keeps it: when, the transaction's serial, its key.
+type Deadline<A> = (Duration, u64, (A, u8));
+
 #[derive(Debug)]
 struct Transaction {
     serial: u64,
@@ -200,6 +204,11 @@ struct Transaction {
 pub struct ServerTsm<A> {
     config: ServerTsmConfig,
     transactions: BTreeMap<(A, u8), Transaction>,
+    /// Every deadline set, earliest first: (deadline, serial, key). An
+    /// entry whose transaction has gone or moved its deadline is stale and
+    /// dropped when it reaches the top, so `poll_timeout` costs O(1) however
+    /// many transactions are in progress (it was a scan of all of them).
+    deadlines: BinaryHeap<Reverse<Deadline<A>>>,
     next_serial: u64,
     transmits: VecDeque<(A, Vec<u8>)>,
     counters: ServerTsmCounters,
@@ -211,6 +220,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
         ServerTsm {
             config,
             transactions: BTreeMap::new(),
+            deadlines: BinaryHeap::new(),
             next_serial: 0,
             transmits: VecDeque::new(),
             counters: ServerTsmCounters::default(),
@@ -267,6 +277,12 @@ impl<A: Ord + Clone> ServerTsm<A> {
     /// Feed an APDU received from `peer`. Returns the request when one is
     /// whole and admitted; anything to send is queued for `poll_transmit`.
     pub fn handle_apdu(&mut self, now: Duration, peer: &A, apdu: &Apdu<'_>) -> Option<Indication<A>> {
+        let indication = self.handle_apdu_inner(now, peer, apdu);
+        self.prune_deadlines();
+        indication
+    }
+
+    fn handle_apdu_inner(&mut self, now: Duration, peer: &A, apdu: &Apdu<'_>) -> Option<Indication<A>> {
         match apdu {
             Apdu::ConfirmedRequest(c) => self.on_request(now, peer, c),
             Apdu::SegmentAck { server: false, negative, invoke_id, sequence_number, actual_window_size } => {
@@ -318,6 +334,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
         self.next_serial += 1;
         let Some(segment) = c.segment else {
             let deadline = now.saturating_add(self.config.application_timeout);
+            self.deadlines.push(Reverse((deadline, serial, key.clone())));
             self.transactions.insert(key, Transaction { serial, state: State::AwaitResponse { header }, deadline });
             return Some(self.indication(peer, c.invoke_id, serial, header, c.body.to_vec()));
         };
@@ -332,6 +349,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
             }
             Ok((reassembly, step)) => {
                 let deadline = now.saturating_add(self.config.segment_timeout.saturating_mul(4));
+                self.deadlines.push(Reverse((deadline, serial, key.clone())));
                 self.transactions.insert(
                     key,
                     Transaction { serial, state: State::SegmentedRequest { reassembly, header }, deadline },
@@ -360,12 +378,14 @@ impl<A: Ord + Clone> ServerTsm<A> {
             SegmentOutcome::Wait => {
                 if let Some(tx) = self.transactions.get_mut(&key) {
                     tx.deadline = wait;
+                    self.deadlines.push(Reverse((wait, tx.serial, key.clone())));
                 }
                 None
             }
             SegmentOutcome::Ack(ack) => {
                 if let Some(tx) = self.transactions.get_mut(&key) {
                     tx.deadline = wait;
+                    self.deadlines.push(Reverse((wait, tx.serial, key.clone())));
                 }
                 self.send_ack(peer, invoke_id, ack);
                 None
@@ -382,6 +402,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
                 tx.state = State::AwaitResponse { header };
                 tx.deadline = now.saturating_add(self.config.application_timeout);
                 let serial = tx.serial;
+                self.deadlines.push(Reverse((tx.deadline, serial, key.clone())));
                 self.counters.segmented_requests += 1;
                 Some(self.indication(peer, invoke_id, serial, header, body))
             }
@@ -398,6 +419,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
             }
             AckOutcome::Send(segments) => {
                 tx.deadline = now.saturating_add(self.config.segment_timeout);
+                self.deadlines.push(Reverse((tx.deadline, tx.serial, key.clone())));
                 self.transmits.extend(segments.into_iter().map(|s| (peer.clone(), s)));
             }
             AckOutcome::Duplicate => {}
@@ -411,6 +433,12 @@ impl<A: Ord + Clone> ServerTsm<A> {
     /// Answer a request. Returns false when the transaction is gone (the
     /// client aborted it, or it timed out): nothing is sent then.
     pub fn respond(&mut self, now: Duration, key: &TransactionKey<A>, response: Response) -> bool {
+        let sent = self.respond_inner(now, key, response);
+        self.prune_deadlines();
+        sent
+    }
+
+    fn respond_inner(&mut self, now: Duration, key: &TransactionKey<A>, response: Response) -> bool {
         let map_key = (key.peer.clone(), key.invoke_id);
         let header = match self.transactions.get(&map_key) {
             Some(Transaction { serial, state: State::AwaitResponse { header }, .. }) if *serial == key.serial => {
@@ -470,12 +498,18 @@ impl<A: Ord + Clone> ServerTsm<A> {
         if let Some(tx) = self.transactions.get_mut(&map_key) {
             tx.state = State::SegmentedResponse(segmenter);
             tx.deadline = now.saturating_add(self.config.segment_timeout);
+            self.deadlines.push(Reverse((tx.deadline, tx.serial, map_key.clone())));
         }
         true
     }
 
     /// Resend windows and end transactions whose timers have expired.
     pub fn handle_timeout(&mut self, now: Duration) {
+        self.handle_timeout_inner(now);
+        self.prune_deadlines();
+    }
+
+    fn handle_timeout_inner(&mut self, now: Duration) {
         let mut ended: Vec<((A, u8), Option<AbortReason>)> = Vec::new();
         let mut resend: Vec<(A, Vec<u8>)> = Vec::new();
         for (key, tx) in self.transactions.iter_mut() {
@@ -491,6 +525,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
                 State::SegmentedResponse(segmenter) => match segmenter.on_timeout() {
                     Some(window) => {
                         tx.deadline = now.saturating_add(self.config.segment_timeout);
+                        self.deadlines.push(Reverse((tx.deadline, tx.serial, key.clone())));
                         resend.extend(window.into_iter().map(|s| (key.0.clone(), s)));
                     }
                     // FinalTimeout: the client is gone; IDLE silently.
@@ -510,7 +545,28 @@ impl<A: Ord + Clone> ServerTsm<A> {
 
     /// The earliest timer.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.transactions.values().map(|t| t.deadline).min()
+        // The top is live after every public `&mut` call (prune_deadlines).
+        self.deadlines.peek().map(|Reverse((deadline, _, _))| *deadline)
+    }
+
+    /// Drop stale entries from the top of `deadlines` (their transaction
+    /// ended, or its deadline moved), so its top is the earliest live one.
+    fn prune_deadlines(&mut self) {
+        // Stale entries behind a long-lived transaction stay until it ends:
+        // rebuild from the live ones when they outnumber them, which keeps
+        // the heap within twice the transactions, at O(1) amortised.
+        if self.deadlines.len() > 2 * self.transactions.len() + 64 {
+            self.deadlines =
+                self.transactions.iter().map(|(key, t)| Reverse((t.deadline, t.serial, key.clone()))).collect();
+            return;
+        }
+        while let Some(Reverse((deadline, serial, key))) = self.deadlines.peek() {
+            let live = self.transactions.get(key).is_some_and(|t| t.serial == *serial && t.deadline == *deadline);
+            if live {
+                return;
+            }
+            self.deadlines.pop();
+        }
     }
 
     /// The next APDU to send, with its destination.

@@ -528,6 +528,31 @@ fn an_application_that_never_answers_is_aborted_and_forgotten() {
     assert_eq!(server.transactions(), 0);
 }
 
+/// The next deadline is the earliest live transaction's, whatever was
+/// answered in between (the TSM keeps deadlines in a heap with stale
+/// entries dropped lazily, and rebuilds it when stale ones pile up).
+#[test]
+fn the_next_deadline_is_the_earliest_transaction_still_waiting() {
+    let config = ServerTsmConfig { application_timeout: Duration::from_secs(10), ..ServerTsmConfig::default() };
+    let mut server = ServerTsm::<u16>::new(config);
+    assert_eq!(server.poll_timeout(), None);
+    let first = server.handle_apdu(ms(0), &1, &Apdu::ConfirmedRequest(request(1))).unwrap();
+    let second = server.handle_apdu(ms(5), &2, &Apdu::ConfirmedRequest(request(1))).unwrap();
+    assert_eq!(server.poll_timeout(), Some(ms(10_000)));
+    assert!(server.respond(ms(6), &first.key, Response::SimpleAck));
+    assert_eq!(server.poll_timeout(), Some(ms(10_005)), "the answered one no longer counts");
+    // Thousands answered behind a long-lived one: still exact.
+    for i in 0..5_000u32 {
+        let peer = 100 + (i % 1000) as u16;
+        let ind = server.handle_apdu(ms(10 + u64::from(i)), &peer, &Apdu::ConfirmedRequest(request(7))).unwrap();
+        assert!(server.respond(ms(10 + u64::from(i)), &ind.key, Response::SimpleAck));
+    }
+    assert_eq!(server.poll_timeout(), Some(ms(10_005)));
+    assert!(server.respond(ms(6000), &second.key, Response::SimpleAck));
+    assert_eq!(server.poll_timeout(), None);
+    assert_eq!(server.transactions(), 0);
+}
+
 #[test]
 fn answer_capacity_follows_the_requesters_limits() {
     let config = ServerTsmConfig::default();

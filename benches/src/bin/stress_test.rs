@@ -15,7 +15,7 @@ use trellis_benches::load::{self, LoadConfig, Mark};
 use trellis_benches::request::ReadPropertyTemplate;
 use trellis_benches::stats::Summary;
 use trellis_benches::target::{self, Programs, Server, TargetKind};
-use trellis_benches::{mstp, procfs};
+use trellis_benches::{mstp, procfs, report};
 
 /// Load scenarios for Trellis and its peers: one JSON line per step on stdout.
 ///
@@ -54,6 +54,19 @@ enum Scenario {
     /// Tturnaround, reply delay and Tusage_delay achieved. One JSON line per
     /// reply size and baud.
     Mstp(MstpArgs),
+    /// Write the benchmark report from a directory of results: every
+    /// NAME.jsonl (stress-test output) with NAME.cmd (the command that
+    /// produced it) and an optional machine.json. Writes results.json,
+    /// README.md and the SVG charts into --out. `benches/report.sh` runs the
+    /// whole recipe and then this.
+    Report {
+        /// The directory of NAME.jsonl and NAME.cmd files.
+        #[arg(long)]
+        input: PathBuf,
+        /// Where the report goes.
+        #[arg(long, default_value = "docs/benchmarks")]
+        out: PathBuf,
+    },
     /// Internal: the bare UDP echo server on 127.0.0.1:PORT (a target).
     #[command(hide = true)]
     ServeEcho {
@@ -165,6 +178,12 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Scenario::Mstp(args) => run_mstp(&args),
+        Scenario::Report { input, out } => {
+            let results = report::data::Results::load(&input)?;
+            let written = report::write(&results, &out)?;
+            eprintln!("stress-test: wrote {} files into {}", written, out.display());
+            Ok(())
+        }
         Scenario::Echo(common) => run("echo", &[TargetKind::Echo], &common),
         Scenario::Clients { target, common } => {
             let targets = match target {

@@ -118,7 +118,8 @@ pub struct PluginConfig {
     pub limits: Limits,
     /// Wall-clock limit of one call (default 100 ms).
     pub deadline: Duration,
-    /// Calls queued before callers get `Busy` (default 64).
+    /// Calls queued for the worker (default 64); a caller finding the queue
+    /// full waits up to `deadline` for room, then gets `Busy`.
     pub queue_depth: usize,
     /// Restarts and back-off.
     pub restart: RestartPolicy,

@@ -151,6 +151,11 @@ pub struct WorkerHandle {
     name: Arc<str>,
     spec: Arc<Spec>,
     tx: SyncSender<Job>,
+    /// One permit per queue slot: a caller holds one from queueing its job
+    /// to its answer, and waits for one (up to the call deadline) when the
+    /// queue is full rather than failing at once, so a burst the server
+    /// admitted is queued, not refused.
+    room: Arc<tokio::sync::Semaphore>,
     health: Arc<Health>,
     info: PluginInfo,
     snapshot: Arc<Mutex<Option<Arc<[u8]>>>>,
@@ -188,7 +193,8 @@ impl WorkerHandle {
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         let info =
             ready_rx.recv().map_err(|_| "worker thread died while starting".to_string())?.map_err(|e| e.to_string())?;
-        Ok(WorkerHandle { name, spec, tx, health, info, snapshot })
+        let room = Arc::new(tokio::sync::Semaphore::new(spec.queue_depth.max(1)));
+        Ok(WorkerHandle { name, spec, tx, room, health, info, snapshot })
     }
 
     /// Start a fresh worker to take over from this wedged one: same plugin,
@@ -239,11 +245,19 @@ impl WorkerHandle {
     }
 
     /// Queue a job and wait for its answer, at most `watchdog` (a worker stuck
-    /// inside a host call cannot be interrupted by the epoch).
+    /// inside a host call cannot be interrupted by the epoch). With the queue
+    /// full, wait up to one call deadline for room, then answer `Busy`.
     pub async fn submit<T>(&self, job: impl FnOnce(Reply<T>) -> Job, watchdog: Duration) -> Result<T, ModelError> {
         if self.health.disabled.load(Ordering::Relaxed) {
             return Err(self.disabled());
         }
+        let _slot = match self.room.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => match tokio::time::timeout(self.spec.deadline, self.room.acquire()).await {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) | Err(_) => return Err(ModelError::Busy { plugin: self.name.to_string() }),
+            },
+        };
         let (tx, rx) = oneshot::channel();
         match self.tx.try_send(job(tx)) {
             Ok(()) => {}
