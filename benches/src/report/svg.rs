@@ -12,7 +12,7 @@
 //!   empty charts, a single point, equal values or extreme magnitudes all
 //!   render something sensible (at worst a frame saying "no data");
 //! - emit unescaped text: every piece of caller text (title, labels, series
-//!   and reference names) goes through [`escape`], which also drops the
+//!   and reference names) goes through `escape`, which also drops the
 //!   characters XML 1.0 forbids;
 //! - be non-deterministic: the same chart always gives byte-identical output
 //!   (no hash maps, no clocks, coordinates rounded to one decimal place);

@@ -23,6 +23,15 @@
 //! time-driven state is at most that old). A write whose snapshot traps is
 //! reported as failed: its effect may be lost with the instance.
 //!
+//! Batching. Reads queued together cross into the guest together: the
+//! worker takes the read it was given and every read queued behind it (up
+//! to [`MAX_BATCH_JOBS`] jobs or [`MAX_BATCH_TARGETS`] targets, stopping at
+//! the first job of another kind, which goes next), makes one
+//! `read-properties` call and hands each caller its share. If that call
+//! fails, nobody can tell which request was at fault: the instance is
+//! restarted without counting a failure and each read is replayed alone, so
+//! only the request at fault fails and counts against the restart policy.
+//!
 //! The worker must never hold a job without replying (dropping the reply
 //! sender counts as replying `Disabled`), and never call the plugin
 //! re-entrantly or from any other thread.
@@ -50,6 +59,15 @@ use wasmtime::{Store, Trap};
 
 /// Where a reply goes.
 pub type Reply<T> = oneshot::Sender<Result<T, ModelError>>;
+
+/// Reads taken into one guest call at most (see the module doc).
+pub const MAX_BATCH_JOBS: usize = 64;
+/// Targets in one batched call at most (an RPM of 256 results crosses
+/// alone; reads beyond go in the next call).
+pub const MAX_BATCH_TARGETS: usize = 256;
+
+/// Reads waiting for one crossing: each caller's targets and reply.
+type ReadBatch = Vec<(Vec<PropertyTarget>, Reply<Vec<Vec<PropertyRead>>>)>;
 
 /// One request for the plugin.
 pub enum Job {
@@ -179,6 +197,7 @@ impl WorkerHandle {
             snapshot: snapshot.clone(),
             last_snapshot: Instant::now(),
             started: false,
+            pending: None,
         };
         std::thread::Builder::new()
             .name(format!("plugin-{name}"))
@@ -299,21 +318,27 @@ struct Worker {
     last_snapshot: Instant,
     /// An instance has been started before (later starts are restarts).
     started: bool,
+    /// A job taken from the queue while batching reads, handled next.
+    pending: Option<Job>,
 }
 
 impl Worker {
     fn run(mut self, rx: Receiver<Job>) {
         loop {
-            let job = match self.restart_at {
-                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
-                    Ok(job) => Some(job),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                },
-                None => match rx.recv() {
-                    Ok(job) => Some(job),
-                    Err(_) => return,
-                },
+            let job = if let Some(job) = self.pending.take() {
+                Some(job)
+            } else {
+                match self.restart_at {
+                    Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                        Ok(job) => Some(job),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    },
+                    None => match rx.recv() {
+                        Ok(job) => Some(job),
+                        Err(_) => return,
+                    },
+                }
             };
             if let Some(at) = self.restart_at
                 && Instant::now() >= at
@@ -333,9 +358,90 @@ impl Worker {
                 job.fail(ModelError::Busy { plugin: self.spec.name.to_string() });
                 continue;
             }
-            self.handle(job);
+            match job {
+                Job::Read(targets, reply) => {
+                    let batch = self.take_reads(&rx, targets, reply);
+                    self.read_batch(batch);
+                }
+                other => self.handle(other),
+            }
             if self.health.disabled.load(Ordering::Relaxed) {
                 return;
+            }
+        }
+    }
+
+    /// This read and the reads queued behind it, up to the batch bounds; a
+    /// job of another kind met on the way is kept for next.
+    fn take_reads(
+        &mut self,
+        rx: &Receiver<Job>,
+        targets: Vec<PropertyTarget>,
+        reply: Reply<Vec<Vec<PropertyRead>>>,
+    ) -> ReadBatch {
+        let mut count = targets.len();
+        let mut batch = vec![(targets, reply)];
+        while batch.len() < MAX_BATCH_JOBS && count < MAX_BATCH_TARGETS {
+            match rx.try_recv() {
+                Ok(Job::Read(targets, reply)) => {
+                    count += targets.len();
+                    batch.push((targets, reply));
+                }
+                Ok(other) => {
+                    self.pending = Some(other);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        batch
+    }
+
+    /// One `read-properties` call for every read in `batch`; on failure,
+    /// a quiet restart and each read alone (see the module doc).
+    fn read_batch(&mut self, mut batch: ReadBatch) {
+        if batch.len() == 1 {
+            let (targets, reply) = batch.remove(0);
+            return self.handle(Job::Read(targets, reply));
+        }
+        let all: Vec<PropertyTarget> = batch.iter().flat_map(|(t, _)| t.iter().cloned()).collect();
+        let refs = convert::targets_to_wit(&all);
+        let r = self.invoke(|p, s| p.trellis_bacnet_object_model().call_read_properties(s, &refs));
+        let answers = match r {
+            Ok(w) => convert::reads_from_wit(w, all.len()).ok(),
+            Err(_) => None,
+        };
+        match answers {
+            Some(answers) => {
+                self.restarts.succeeded();
+                let mut answers = answers.into_iter();
+                for (targets, reply) in batch {
+                    let share: Vec<_> = answers.by_ref().take(targets.len()).collect();
+                    drop(reply.send(Ok(share)));
+                }
+            }
+            None => {
+                tracing::debug!(
+                    plugin = &*self.spec.name,
+                    reads = batch.len(),
+                    "a batched read failed; replaying each alone"
+                );
+                self.live = None;
+                if let Err(e) = self.start() {
+                    self.failed(e);
+                }
+                for (targets, reply) in batch {
+                    if self.live.is_none() {
+                        let e = if self.health.disabled.load(Ordering::Relaxed) {
+                            ModelError::Disabled { plugin: self.spec.name.to_string() }
+                        } else {
+                            ModelError::Busy { plugin: self.spec.name.to_string() }
+                        };
+                        drop(reply.send(Err(e)));
+                        continue;
+                    }
+                    self.handle(Job::Read(targets, reply));
+                }
             }
         }
     }

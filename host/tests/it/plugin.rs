@@ -159,6 +159,35 @@ async fn a_plugin_that_traps_fails_that_call_then_restarts_with_its_state() {
     assert_eq!(model.health().restarts, 1);
 }
 
+/// Reads queued together cross into the guest in one call; when one of
+/// them traps, the others are replayed alone and answered, and only the
+/// request at fault fails and counts against the restart policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trapping_read_among_concurrent_reads_fails_alone() {
+    let model = std::sync::Arc::new(load_misbehave("batched-trap", RestartPolicy::default()));
+    write_real(&*model, av(1), 7.5).await;
+    for round in 0..3 {
+        let calls: Vec<_> = (0..40)
+            .map(|i| {
+                let model = model.clone();
+                let target = if i == 20 { av(666) } else { av(1) };
+                tokio::spawn(async move { (i, model.read(vec![pv(target)]).await) })
+            })
+            .collect();
+        for call in calls {
+            let (i, answer) = call.await.unwrap();
+            if i == 20 {
+                assert!(matches!(answer, Err(ModelError::Trapped { .. })), "round {round}: {answer:?}");
+            } else {
+                let answer = answer.unwrap_or_else(|e| panic!("round {round}, read {i}: {e}"));
+                assert_eq!(answer[0][0].outcome, Ok(Value::Real(7.5).into()), "round {round}, read {i}");
+            }
+        }
+        // Succeeding calls between the rounds reset the consecutive count.
+        assert_eq!(model.health().failures, round + 1, "one failure per trapping read");
+    }
+}
+
 #[tokio::test]
 async fn a_runaway_loop_is_stopped_at_its_deadline_and_the_next_request_succeeds() {
     let model = load_misbehave("loop", RestartPolicy::default());
