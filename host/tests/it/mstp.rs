@@ -549,7 +549,8 @@ impl SimLineProcess {
     /// SIGTERM, then its summary on stderr.
     fn stop(mut self) -> String {
         use std::io::Read;
-        // SAFETY-free: `kill` the process we started, by its PID.
+        // SIGTERM by PID, the way an operator stops it (the test process
+        // has no signal API of its own).
         let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let status = self.child.wait().unwrap();
         let mut err = String::new();

@@ -61,17 +61,16 @@ pub(crate) enum Readiness {
 }
 
 /// Wait up to `timeout` for any of `fds` to become readable (or broken);
-/// says what each showed. EINTR counts as nothing ready.
+/// says what each showed. EINTR counts as nothing ready. No allocation: the
+/// serial driver calls this on every wait.
 #[cfg(unix)]
 pub(crate) fn poll_readable<const N: usize>(
     fds: [std::os::fd::RawFd; N],
     timeout: std::time::Duration,
 ) -> io::Result<[Readiness; N]> {
-    let mut shown = Vec::with_capacity(N);
-    poll_readable_into(&fds, timeout, &mut shown)?;
-    let mut out = [Readiness::Idle; N];
-    out.copy_from_slice(&shown);
-    Ok(out)
+    let mut pfds = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    poll(&mut pfds, timeout)?;
+    Ok(pfds.map(|p| readiness(&p)))
 }
 
 /// [`poll_readable`] over any number of descriptors: `out[i]` says what
@@ -84,6 +83,16 @@ pub(crate) fn poll_readable_into(
 ) -> io::Result<()> {
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    poll(&mut pfds, timeout)?;
+    out.clear();
+    out.extend(pfds.iter().map(readiness));
+    Ok(())
+}
+
+/// `ppoll` (µs timeout) on Linux, `poll` (ms) elsewhere. An EINTR leaves
+/// every `revents` at 0: nothing ready.
+#[cfg(unix)]
+fn poll(pfds: &mut [libc::pollfd], timeout: std::time::Duration) -> io::Result<()> {
     let n = pfds.len() as libc::nfds_t;
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let rc = {
@@ -101,23 +110,23 @@ pub(crate) fn poll_readable_into(
         // SAFETY: `pfds` holds `n` initialised pollfd and outlives the call.
         unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) }
     };
-    out.clear();
     if rc < 0 {
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
-        out.resize(fds.len(), Readiness::Idle);
-        return Ok(());
+        pfds.iter_mut().for_each(|p| p.revents = 0);
     }
-    out.extend(pfds.iter().map(|p| {
-        if p.revents & libc::POLLIN != 0 {
-            Readiness::Readable
-        } else if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-            Readiness::Broken
-        } else {
-            Readiness::Idle
-        }
-    }));
     Ok(())
+}
+
+#[cfg(unix)]
+fn readiness(p: &libc::pollfd) -> Readiness {
+    if p.revents & libc::POLLIN != 0 {
+        Readiness::Readable
+    } else if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Readiness::Broken
+    } else {
+        Readiness::Idle
+    }
 }

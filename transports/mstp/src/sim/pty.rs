@@ -33,7 +33,6 @@
 use super::{Line, SimPort};
 use crate::os::{self, Readiness};
 use crate::port::{Port, Rx, RxOctet};
-use bacnet::mstp::Micros;
 use serialport::{ClearBuffer, SerialPort, TTYPort};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
@@ -142,7 +141,8 @@ impl PtyLine {
                 }
             }
             let next = self.stations.iter().filter_map(|s| s.port.next_octet()).min();
-            let wait = next.map_or(IDLE_WAIT, |at| micros(at.saturating_sub(self.line.now())).min(IDLE_WAIT));
+            let wait =
+                next.map_or(IDLE_WAIT, |at| Duration::from_micros(at.saturating_sub(self.line.now())).min(IDLE_WAIT));
             os::poll_readable_into(&fds, wait, &mut ready)?;
             for (s, r) in self.stations.iter_mut().zip(&ready) {
                 if *r != Readiness::Readable {
@@ -185,8 +185,4 @@ fn write_some(s: &mut Station, octets: &[u8], stats: &mut PtyLineStats) {
         stats.overflowed += rest.len() as u64;
         let _ = s.slave.clear(ClearBuffer::Input);
     }
-}
-
-fn micros(us: Micros) -> Duration {
-    Duration::from_micros(us)
 }
