@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # The benchmark recipe, one command: installs what it needs (.ci/setup),
-# builds the release binaries, runs the stress-test scenarios against Trellis,
-# the rusty-bacnet and bacpypes3 servers and a bare UDP echo in one run, and
-# regenerates docs/benchmarks/ (results.json, README.md, SVG charts).
+# builds the release binaries, runs every stress-test scenario against
+# Trellis, the rusty-bacnet and bacpypes3 servers and a bare UDP echo in one
+# run, and regenerates docs/benchmarks/ (results.json, README.md, SVG charts).
 #
-#   benches/report.sh              # the full recipe, about 12 minutes on a fresh 2-vCPU machine
-#   benches/report.sh --quick      # one round, short steps: a smoke run of the recipe (about 4 minutes)
+#   benches/report.sh              # the full recipe (see benches/README.md for how long it takes)
+#   benches/report.sh --quick      # one round, short steps: a smoke run of the recipe
 #   OUT=/tmp/report benches/report.sh   # write the report elsewhere
 #
 # The raw lines and the commands that produced them stay in $RAW (printed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Step lengths are chosen so the runs take about 4.5 minutes in all.
 ROUNDS=2
-STEP_SECS=2
-MSTP_EXCHANGES=40
+STEP_SECS=1.5
+SHORT_SECS=1
+WARMUP_MS=300
+MSTP_EXCHANGES=30
+SWAPS=100
 if [ "${1:-}" = "--quick" ]; then
     ROUNDS=1
-    STEP_SECS=1
-    MSTP_EXCHANGES=10
+    STEP_SECS=0.5
+    SHORT_SECS=0.5
+    MSTP_EXCHANGES=5
+    SWAPS=10
 fi
 OUT=${OUT:-docs/benchmarks}
 RAW=${RAW:-$(mktemp -d -t trellis-bench-XXXXXX)}
@@ -40,8 +46,16 @@ run() {
     "$@" > "$RAW/$name.jsonl"
 }
 
-run clients $STRESS clients --target all --rounds $ROUNDS --step-secs $STEP_SECS
+START=$(date +%s)
+run clients $STRESS clients --target all --rounds $ROUNDS --step-secs $STEP_SECS --warmup-ms $WARMUP_MS
+run objects $STRESS objects --target all --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
+run segmentation $STRESS segmentation --target all --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
+run mixed $STRESS mixed --target all --step-secs $STEP_SECS --warmup-ms $WARMUP_MS
+run cov $STRESS cov --target all --step-secs $STEP_SECS
+run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
+run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
 run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs $STEP_SECS
+echo "==> runs took $(( $(date +%s) - START )) s"
 
 PEERS=$(.venv-peers/bin/pip freeze 2>/dev/null | grep -i -E '^(bacpypes3|rusty-bacnet|rusty_bacnet)==' | paste -sd ' ' - || true)
 printf '{"peers": "%s"}\n' "${PEERS:-unknown}" > "$RAW/machine.json"

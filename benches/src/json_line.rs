@@ -29,6 +29,18 @@ impl JsonLine {
         self.raw(key, &value.to_string())
     }
 
+    /// Append every field of `other` (an unfinished line) after these.
+    pub fn merge(mut self, other: JsonLine) -> JsonLine {
+        let fields = &other.0[1..];
+        if !fields.is_empty() {
+            if self.0.len() > 1 {
+                self.0.push(',');
+            }
+            self.0.push_str(fields);
+        }
+        self
+    }
+
     /// Close the object.
     pub fn finish(mut self) -> String {
         self.0.push('}');
@@ -57,5 +69,14 @@ mod tests {
             .finish();
         assert_eq!(line, r#"{"scenario":"clients","failures":{"timeout":2,"admission":1},"p50_us":null}"#);
         assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok());
+    }
+
+    #[test]
+    fn merging_appends_the_other_lines_fields_in_order() {
+        let a = JsonLine::new().put("a", json!(1));
+        let b = JsonLine::new().put("b", json!(2)).put("c", json!(3));
+        assert_eq!(a.merge(b).finish(), r#"{"a":1,"b":2,"c":3}"#);
+        assert_eq!(JsonLine::new().merge(JsonLine::new().put("x", json!(0))).finish(), r#"{"x":0}"#);
+        assert_eq!(JsonLine::new().put("x", json!(0)).merge(JsonLine::new()).finish(), r#"{"x":0}"#);
     }
 }

@@ -52,8 +52,10 @@ pub struct LoadConfig {
     pub threads: usize,
     /// The target is a bare UDP echo: our own request coming back is the answer.
     pub echo: bool,
-    /// The request.
-    pub request: ReadPropertyTemplate,
+    /// The requests: each client sends them in turn, starting at a
+    /// different one (one template is the common case: every request reads
+    /// the same property).
+    pub requests: Arc<[ReadPropertyTemplate]>,
 }
 
 /// The coordinating thread's marks, for sampling the server's CPU time.
@@ -77,8 +79,11 @@ pub struct StepResult {
 /// Run one step; `mark` is called at the start and the end of the measured
 /// window, on the calling thread.
 pub fn run(cfg: &LoadConfig, mut mark: impl FnMut(Mark)) -> io::Result<StepResult> {
-    if cfg.clients == 0 || !(1..=255).contains(&cfg.in_flight) || cfg.timeout.is_zero() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "clients ≥ 1, in_flight 1..=255, timeout > 0"));
+    if cfg.clients == 0 || !(1..=255).contains(&cfg.in_flight) || cfg.timeout.is_zero() || cfg.requests.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "clients ≥ 1, in_flight 1..=255, timeout > 0, at least one request",
+        ));
     }
     let threads = cfg.threads.clamp(1, cfg.clients);
     // Bind every socket first: a failure is reported before anything runs.
@@ -162,7 +167,7 @@ fn generator_thread(sockets: Vec<UdpSocket>, cfg: &LoadConfig, barrier: &Barrier
             .enumerate()
             .map(|(i, s)| {
                 let start = t0 + cfg.warmup / 2 * i as u32 / n;
-                tokio::spawn(client(s, plan, start, cfg.request.clone()))
+                tokio::spawn(client(s, plan, start, cfg.requests.clone(), i))
             })
             .collect();
         let mut results = Vec::with_capacity(tasks.len());
@@ -276,8 +281,12 @@ async fn client(
     socket: tokio::net::UdpSocket,
     plan: Plan,
     start: Instant,
-    mut request: ReadPropertyTemplate,
+    requests: Arc<[ReadPropertyTemplate]>,
+    client_index: usize,
 ) -> StepResult {
+    // Clients start at different requests (a prime stride spreads them).
+    let mut next_request = client_index.wrapping_mul(7919) % requests.len();
+    let mut datagram = Vec::with_capacity(64);
     tokio::time::sleep_until(start.into()).await;
     let mut c = Client {
         plan,
@@ -304,8 +313,10 @@ async fn client(
         if now < plan.send_until {
             while c.in_flight < c.window {
                 let Some(id) = c.take_id(now) else { break };
+                requests[next_request].copy_with_invoke_id(id, &mut datagram);
+                next_request = (next_request + 1) % requests.len();
                 let sent = Instant::now();
-                match socket.try_send(request.with_invoke_id(id)) {
+                match socket.try_send(&datagram) {
                     Ok(_) => c.sent(id, sent),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(_) => {
@@ -357,11 +368,11 @@ mod tests {
             timeout,
             threads: 2,
             echo,
-            request: ReadPropertyTemplate::new(
+            requests: Arc::new([ReadPropertyTemplate::new(
                 ObjectIdentifier::new(ObjectType::ANALOG_INPUT, 1).unwrap(),
                 PropertyIdentifier::PRESENT_VALUE,
             )
-            .unwrap(),
+            .unwrap()]),
         }
     }
 

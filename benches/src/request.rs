@@ -35,6 +35,14 @@ impl ReadPropertyTemplate {
         self.datagram[self.invoke_offset] = invoke_id;
         &self.datagram
     }
+
+    /// The datagram with this invoke ID, copied into `out` (for templates
+    /// shared between clients).
+    pub fn copy_with_invoke_id(&self, invoke_id: u8, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.datagram);
+        out[self.invoke_offset] = invoke_id;
+    }
 }
 
 fn encode_apdu(object: ObjectIdentifier, property: PropertyIdentifier, invoke_id: u8) -> Vec<u8> {

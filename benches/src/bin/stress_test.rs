@@ -3,19 +3,18 @@
 //! stderr). See `benches/README.md`.
 
 use anyhow::{Context, bail};
-use bacnet::enums::PropertyIdentifier;
-use bacnet::{ObjectIdentifier, ObjectType};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::json;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use trellis_benches::json_line::JsonLine as Line;
-use trellis_benches::load::{self, LoadConfig, Mark};
-use trellis_benches::request::ReadPropertyTemplate;
-use trellis_benches::stats::Summary;
-use trellis_benches::target::{self, Programs, Server, TargetKind};
+use trellis_benches::scenario::mixed::Weights;
+use trellis_benches::scenario::{self, Env, StepOptions};
+use trellis_benches::target::{self, Programs, TargetKind};
 use trellis_benches::{mstp, procfs, report};
+
+/// Every heap allocation of the process is counted (for the `cost` scenario).
+#[global_allocator]
+static ALLOCATOR: trellis_benches::alloc_count::CountingAlloc = trellis_benches::alloc_count::CountingAlloc;
 
 /// Load scenarios for Trellis and its peers: one JSON line per step on stdout.
 ///
@@ -46,6 +45,104 @@ enum Scenario {
         target: TargetArg,
         #[command(flatten)]
         common: Common,
+    },
+    /// Database size: a fresh server of each target with N objects (Trellis:
+    /// N Analog Inputs from the bulk-objects plugin; the peers: N extra Analog
+    /// Values), its resident memory once idle, then ReadProperty load spread
+    /// over every object. One JSON line per count, target and step.
+    Objects {
+        /// The server(s) under test.
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// Object counts, one server each.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
+        objects: Vec<u32>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// ReadPropertyMultiple of Object_Name, Present_Value, Status_Flags and
+    /// Units of N objects (the larger answers come in segments), through our
+    /// client. One JSON line per size, step and target.
+    Segmentation {
+        /// The server(s) under test (the echo is left out).
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// Objects per request, one step each.
+        #[arg(long, value_delimiter = ',', default_value = "50,90,250")]
+        objects: Vec<u32>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Weighted ReadProperty, ReadPropertyMultiple of 10, WriteProperty,
+    /// SubscribeCOV and Who-Is through our client, against 100 objects and 64
+    /// commandable values. One JSON line per step and target, every kind apart.
+    Mixed {
+        /// The server(s) under test (the echo is left out).
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// KIND:WEIGHT for read, rpm, write, subscribe, who-is.
+        #[arg(long, default_value = "read:60,rpm:15,write:10,subscribe:10,who-is:5")]
+        weights: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// COV at scale: S subscribers each subscribed to the same V commandable
+    /// Analog Values (16 × 64 = 1,024 subscriptions), then a writer changing
+    /// them at each rate for --step-secs; every notification owed is counted
+    /// and timed from its write. One JSON line per rate and target.
+    Cov {
+        /// The server(s) under test (the echo is left out).
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// Subscribers (one UDP port each).
+        #[arg(long, default_value_t = 16)]
+        subscribers: usize,
+        /// Values each subscriber subscribes to.
+        #[arg(long, default_value_t = 64)]
+        values: u32,
+        /// Writes per second, one step each.
+        #[arg(long, value_delimiter = ',', default_value = "20,100")]
+        rates: Vec<u32>,
+        /// Ask for confirmed notifications.
+        #[arg(long)]
+        confirmed: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Hot swaps of Trellis's plugin under ReadProperty load: per round a
+    /// steady step and a step with --swaps swaps (through the admin socket)
+    /// spread over its window. Trellis only.
+    Swap {
+        /// Swaps during each swapping step.
+        #[arg(long, default_value_t = 100)]
+        swaps: u32,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// What one served ReadProperty costs in the steady state: heap
+    /// allocations and bytes (counted by this binary's allocator), with the
+    /// cold start apart; the gateway (demo-building plugin) runs in this
+    /// process. Run it under `valgrind --tool=callgrind` with two request
+    /// counts for instructions per request (benches/report.sh does).
+    Cost {
+        /// Requests counted.
+        #[arg(long, default_value_t = 20_000)]
+        requests: u64,
+        /// Requests before counting starts.
+        #[arg(long, default_value_t = 2_000)]
+        warmup: u64,
+        /// The compiled-component cache [default: a directory under the system's temporary directory].
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// Also count instructions per request: two more runs of this
+        /// binary under `valgrind --tool=callgrind`.
+        #[arg(long)]
+        callgrind: bool,
+        /// Instantiate plugins on demand rather than from the pooling
+        /// allocator (whose address-space reservation valgrind cannot map;
+        /// the callgrind runs use this).
+        #[arg(long)]
+        no_pooling: bool,
     },
     /// MS/TP wire limit: two of our stations (a served device whose object
     /// model is the bulk-objects plugin, and our client) on a simulated
@@ -119,6 +216,18 @@ enum TargetArg {
     All,
 }
 
+impl TargetArg {
+    fn kinds(self) -> Vec<TargetKind> {
+        match self {
+            TargetArg::Trellis => vec![TargetKind::Trellis],
+            TargetArg::Rusty => vec![TargetKind::Rusty],
+            TargetArg::Bacpypes3 => vec![TargetKind::Bacpypes3],
+            TargetArg::Echo => vec![TargetKind::Echo],
+            TargetArg::All => TargetKind::ALL.to_vec(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Pin {
     /// Server on the first allowed CPU, load generator on the second, when
@@ -130,11 +239,13 @@ enum Pin {
 
 #[derive(Debug, Args)]
 struct Common {
-    /// Client counts, one step each.
-    #[arg(long, value_delimiter = ',', default_value = "1,5,10,25,50,100")]
+    /// Client counts, one step each [default: clients and echo
+    /// 1,5,10,25,50,100; objects, segmentation, mixed 1,10; swap 10; cov 1].
+    #[arg(long, value_delimiter = ',')]
     clients: Vec<usize>,
-    /// Requests in flight per client (1..=255); the client steps run once per value.
-    #[arg(long, value_delimiter = ',', default_value = "1,16", value_parser = clap::value_parser!(u8).range(1..=255))]
+    /// Requests in flight per client (1..=255); the client steps run once per
+    /// value [default: clients and echo 1,16; the others 1].
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=255))]
     in_flight: Vec<u8>,
     /// Seconds measured per step (after the warm-up).
     #[arg(long, default_value_t = 3.0)]
@@ -184,18 +295,70 @@ fn main() -> anyhow::Result<()> {
             eprintln!("stress-test: wrote {} files into {}", written, out.display());
             Ok(())
         }
-        Scenario::Echo(common) => run("echo", &[TargetKind::Echo], &common),
+        Scenario::Echo(common) => {
+            let o = steps(&common, &CLIENT_STEPS, &[1, 16])?;
+            with_env(&common, |env| scenario::clients::run("echo", env, &[TargetKind::Echo], &o))
+        }
         Scenario::Clients { target, common } => {
-            let targets = match target {
-                TargetArg::Trellis => vec![TargetKind::Trellis],
-                TargetArg::Rusty => vec![TargetKind::Rusty],
-                TargetArg::Bacpypes3 => vec![TargetKind::Bacpypes3],
-                TargetArg::Echo => vec![TargetKind::Echo],
-                TargetArg::All => TargetKind::ALL.to_vec(),
+            let o = steps(&common, &CLIENT_STEPS, &[1, 16])?;
+            with_env(&common, |env| scenario::clients::run("clients", env, &target.kinds(), &o))
+        }
+        Scenario::Objects { target, objects, common } => {
+            let o = steps(&common, &[1, 10], &[1])?;
+            with_env(&common, |env| scenario::objects::run(env, &target.kinds(), &objects, &o))
+        }
+        Scenario::Segmentation { target, objects, common } => {
+            let o = steps(&common, &[1, 10], &[1])?;
+            with_env(&common, |env| scenario::segmentation::run(env, &target.kinds(), &objects, &o))
+        }
+        Scenario::Mixed { target, weights, common } => {
+            let o = steps(&common, &[1, 10], &[1])?;
+            let w = parse_weights(&weights)?;
+            with_env(&common, |env| scenario::mixed::run(env, &target.kinds(), w, &o))
+        }
+        Scenario::Cov { target, subscribers, values, rates, confirmed, common } => {
+            let o = steps(&common, &[1], &[1])?;
+            let cov = scenario::cov::CovOptions {
+                subscribers,
+                values,
+                rates,
+                confirmed,
+                measure: o.measure,
+                timeout: o.timeout,
+                rounds: o.rounds,
             };
-            run("clients", &targets, &common)
+            with_env(&common, |env| scenario::cov::run(env, &target.kinds(), &cov))
+        }
+        Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
+            let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));
+            scenario::cost::run(requests, warmup, &cache, callgrind, !no_pooling)
+        }
+        Scenario::Swap { swaps, common } => {
+            let o = steps(&common, &[10], &[1])?;
+            with_env(&common, |env| scenario::swap::run(env, swaps, &o))
         }
     }
+}
+
+/// The `clients` scenario's client counts.
+const CLIENT_STEPS: [usize; 6] = [1, 5, 10, 25, 50, 100];
+
+/// `read:60,rpm:15,…` → weights (kinds left out weigh 0).
+fn parse_weights(text: &str) -> anyhow::Result<Weights> {
+    let mut w = Weights { read: 0, rpm: 0, write: 0, subscribe: 0, who_is: 0 };
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, n) = part.split_once(':').with_context(|| format!("--weights: `{part}` is not KIND:N"))?;
+        let n: u32 = n.trim().parse().with_context(|| format!("--weights: `{part}`: N is a whole number"))?;
+        match name.trim() {
+            "read" => w.read = n,
+            "rpm" => w.rpm = n,
+            "write" => w.write = n,
+            "subscribe" => w.subscribe = n,
+            "who-is" => w.who_is = n,
+            other => bail!("--weights: unknown kind `{other}` (read, rpm, write, subscribe, who-is)"),
+        }
+    }
+    Ok(w)
 }
 
 /// The workspace root, as built.
@@ -275,13 +438,9 @@ fn stop_on_signal(work_dir: PathBuf) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run(scenario: &str, targets: &[TargetKind], c: &Common) -> anyhow::Result<()> {
-    if !(c.step_secs > 0.0 && c.step_secs.is_finite()) {
-        bail!("--step-secs must be positive");
-    }
-    if c.clients.is_empty() || c.clients.contains(&0) {
-        bail!("--clients: counts of at least 1");
-    }
+/// The environment of a scenario: pinning, the programs, a private work
+/// directory (removed at the end, or on Ctrl-C with the servers killed).
+fn with_env(c: &Common, body: impl FnOnce(&Env) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let work_dir = std::env::temp_dir().join(format!("trellis-stress-{}", std::process::id()));
     stop_on_signal(work_dir.clone())?;
     let pin = pinning(c.pin);
@@ -293,145 +452,34 @@ fn run(scenario: &str, targets: &[TargetKind], c: &Common) -> anyhow::Result<()>
     if let Some(dir) = &c.server_logs {
         std::fs::create_dir_all(dir).with_context(|| format!("--server-logs {}", dir.display()))?;
     }
-    let result = run_in(scenario, targets, c, &programs(c, work_dir.clone())?, pin.as_ref());
+    let env = Env {
+        programs: programs(c, work_dir.clone())?,
+        server_cpu: pin.as_ref().map(|p| p.server.clone()),
+        client_cpu: pin.as_ref().map(|p| p.client.clone()),
+        ticks: procfs::clock_ticks_per_sec(),
+    };
+    let result = body(&env);
     let _ = std::fs::remove_dir_all(&work_dir);
     result
 }
 
-fn run_in(
-    scenario: &str,
-    targets: &[TargetKind],
-    c: &Common,
-    programs: &Programs,
-    pin: Option<&Pinning>,
-) -> anyhow::Result<()> {
-    let object = ObjectIdentifier::new(ObjectType::ANALOG_INPUT, 1).expect("analog-input,1 is a valid identifier");
-    let request = ReadPropertyTemplate::new(object, PropertyIdentifier::PRESENT_VALUE)?;
-    let mut servers = Vec::new();
-    for &kind in targets {
-        let s = Server::start(kind, programs, pin.map(|p| p.server.as_str()), &request, Duration::from_secs(60))
-            .with_context(|| format!("start {}", kind.name()))?;
-        eprintln!(
-            "stress-test: {} on {} (pid {}): analog-input,1 present-value = {}",
-            kind.name(),
-            s.addr,
-            s.pid,
-            s.probe
-        );
-        servers.push(s);
+/// The step options, with this scenario's defaults where none were given.
+fn steps(c: &Common, clients: &[usize], in_flight: &[u8]) -> anyhow::Result<StepOptions> {
+    if !(c.step_secs > 0.0 && c.step_secs.is_finite()) {
+        bail!("--step-secs must be positive");
     }
-    let ticks = procfs::clock_ticks_per_sec();
-    let mut step = 0usize;
-    for round in 1..=c.rounds {
-        for &in_flight in &c.in_flight {
-            for &clients in &c.clients {
-                // A/B: every target gets this step, a different one first each time.
-                for k in 0..servers.len() {
-                    let server = &servers[(step + k) % servers.len()];
-                    let cfg = LoadConfig {
-                        target: server.addr.into(),
-                        clients,
-                        in_flight: in_flight as usize,
-                        warmup: Duration::from_millis(c.warmup_ms),
-                        measure: Duration::from_secs_f64(c.step_secs),
-                        timeout: Duration::from_millis(c.timeout_ms),
-                        threads: c.client_threads as usize,
-                        echo: server.kind == TargetKind::Echo,
-                        request: request.clone(),
-                    };
-                    let line = measure(scenario, round, server, &cfg, ticks, pin)?;
-                    println!("{line}");
-                    if let Some(status) = server.exited() {
-                        bail!("{} exited during the step: {status}", server.kind.name());
-                    }
-                }
-                step += 1;
-            }
-        }
+    if c.clients.contains(&0) {
+        bail!("--clients: counts of at least 1");
     }
-    for s in &servers {
-        let (lines, last) = s.log_summary();
-        let kept =
-            if c.server_logs.is_some() { s.log.display().to_string() } else { "--server-logs DIR keeps it".into() };
-        eprintln!(
-            "stress-test: {} wrote {lines} lines on stderr ({kept}){}",
-            s.kind.name(),
-            last.map(|l| format!("; the last: {l}")).unwrap_or_default()
-        );
-    }
-    Ok(())
-}
-
-/// Run one step against one server; its JSON line.
-fn measure(
-    scenario: &str,
-    round: u32,
-    server: &Server,
-    cfg: &LoadConfig,
-    ticks: u64,
-    pin: Option<&Pinning>,
-) -> anyhow::Result<String> {
-    let me = std::process::id();
-    let mut cpu = [(None, None); 2];
-    let mut r = load::run(cfg, |m| {
-        let i = (m == Mark::WindowEnd) as usize;
-        cpu[i] = (procfs::cpu_time(server.pid, ticks), procfs::cpu_time(me, ticks));
-    })?;
-    let secs = cfg.measure.as_secs_f64();
-    let cores = |a: Option<Duration>, b: Option<Duration>| {
-        a.zip(b).map(|(a, b)| round_to(b.saturating_sub(a).as_secs_f64() / secs, 100.0))
-    };
-    let o = r.outcomes;
-    let s = r.latencies.summary();
-    let us = |f: fn(&Summary) -> Duration| s.as_ref().map(|s| round_to(f(s).as_secs_f64() * 1e6, 10.0));
-    let failures = Line::new()
-        .put("admission", json!(o.admission))
-        .put("timeout", json!(o.timeout))
-        .put("other", json!(o.other()))
-        .finish();
-    let other_detail = Line::new()
-        .put("abort", json!(o.abort))
-        .put("reject", json!(o.reject))
-        .put("error", json!(o.error))
-        .put("unexpected", json!(o.unexpected))
-        .finish();
-    let line = Line::new()
-        .put("scenario", json!(scenario))
-        .put("target", json!(server.kind.name()))
-        .put("clients", json!(cfg.clients))
-        .put("in_flight", json!(cfg.in_flight))
-        .put("secs", json!(secs))
-        .put("requests", json!(o.requests()))
-        .put("throughput", json!(round_to(o.ok as f64 / secs, 10.0)))
-        .put("p50_us", json!(us(|s| s.p50)))
-        .put("p99_us", json!(us(|s| s.p99)))
-        .put("max_us", json!(us(|s| s.max)))
-        .put("mean_us", json!(us(|s| s.mean)))
-        .raw("failures", &failures)
-        .raw("other_detail", &other_detail)
-        .put("late", json!(o.late))
-        .put("io_errors", json!(o.io_errors))
-        .put("peak_rss_kib", json!(server.peak_rss_kib()))
-        .put("rss_kib", json!(server.rss_kib()))
-        .put("rss_of", json!("server"))
-        .put("server_cpu", json!(cores(cpu[0].0, cpu[1].0)))
-        .put("client_cpu", json!(cores(cpu[0].1, cpu[1].1)))
-        .put("pin", pin.map_or(json!(null), |p| json!(format!("server:{} client:{}", p.server, p.client))))
-        .put("round", json!(round))
-        .finish();
-    eprintln!(
-        "stress-test: {scenario} {:>9} clients {:>3} × {:>2}: {:>9.0}/s p50 {:>8} µs p99 {:>8} µs, failures a{}/t{}/o{}",
-        server.kind.name(),
-        cfg.clients,
-        cfg.in_flight,
-        o.ok as f64 / secs,
-        s.map(|s| format!("{:.1}", s.p50.as_secs_f64() * 1e6)).unwrap_or_else(|| "-".into()),
-        s.map(|s| format!("{:.1}", s.p99.as_secs_f64() * 1e6)).unwrap_or_else(|| "-".into()),
-        o.admission,
-        o.timeout,
-        o.other()
-    );
-    Ok(line)
+    Ok(StepOptions {
+        clients: if c.clients.is_empty() { clients.to_vec() } else { c.clients.clone() },
+        in_flight: if c.in_flight.is_empty() { in_flight.to_vec() } else { c.in_flight.clone() },
+        measure: Duration::from_secs_f64(c.step_secs),
+        warmup: Duration::from_millis(c.warmup_ms),
+        timeout: Duration::from_millis(c.timeout_ms),
+        rounds: c.rounds,
+        client_threads: c.client_threads as usize,
+    })
 }
 
 fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
@@ -476,10 +524,6 @@ fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
     result
 }
 
-fn round_to(v: f64, per_unit: f64) -> f64 {
-    (v * per_unit).round() / per_unit
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,5 +532,14 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn weights_parse_by_name_and_missing_kinds_weigh_nothing() {
+        let w = parse_weights("read:3, who-is:1").unwrap();
+        assert_eq!((w.read, w.who_is, w.rpm, w.write, w.subscribe), (3, 1, 0, 0, 0));
+        assert!(parse_weights("reads:3").is_err());
+        assert!(parse_weights("read").is_err());
+        assert!(parse_weights("read:x").is_err());
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod data;
 pub mod page;
+pub mod sections;
 pub mod svg;
 
 use anyhow::Context;

@@ -9,16 +9,24 @@
 //! Entries are written to a temporary file and renamed into place, so a
 //! reader never sees a half-written entry.
 //!
+//! The last few components loaded are also kept in memory (keyed the same
+//! way), so loading one again — a hot swap back and forth, a restart of a
+//! plugin — reads, verifies and deserializes nothing: one hash of the
+//! component's bytes finds it. They stay mapped while remembered, even when
+//! no plugin uses them any more ([`KEEP_LOADED`] at most).
+//!
 //! This module must never hand wasmtime a file it did not verify: a missing,
 //! truncated, corrupt or stale entry is recompiled and rewritten, never
 //! trusted. Deserializing is the one `unsafe` operation of the plugin runtime
 //! (see [`ComponentCache::load`] for why it is sound here).
 
 use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -27,9 +35,14 @@ const MAGIC: &[u8; 8] = b"TRLSCW01";
 /// Digest plus magic.
 const TRAILER_LEN: usize = 32 + MAGIC.len();
 
+/// Components kept in memory after loading, most recent last.
+pub const KEEP_LOADED: usize = 4;
+
 /// How a component was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheOutcome {
+    /// Loaded before by this engine: the same compiled component, shared.
+    InMemory,
     /// Deserialized from a verified cache entry.
     Hit,
     /// Compiled (no entry yet) and written to the cache.
@@ -40,10 +53,21 @@ pub enum CacheOutcome {
     Uncached,
 }
 
-/// A directory of compiled components.
-#[derive(Debug, Clone)]
+/// A directory of compiled components, and the last few loaded.
+#[derive(Clone)]
 pub struct ComponentCache {
     dir: PathBuf,
+    loaded: Arc<Mutex<Loaded>>,
+}
+
+/// Components loaded recently, by key, the most recent last.
+type Loaded = VecDeque<([u8; 32], Component)>;
+
+impl std::fmt::Debug for ComponentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner).len();
+        f.debug_struct("ComponentCache").field("dir", &self.dir).field("loaded", &loaded).finish()
+    }
 }
 
 impl ComponentCache {
@@ -56,7 +80,7 @@ impl ComponentCache {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         }
-        Ok(ComponentCache { dir })
+        Ok(ComponentCache { dir, loaded: Arc::default() })
     }
 
     /// `$XDG_CACHE_HOME/trellis/components`, else `$HOME/.cache/…`, else a
@@ -77,15 +101,42 @@ impl ComponentCache {
 
     /// The entry for `bytes` compiled by `engine`.
     pub fn entry_path(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
-        self.dir.join(format!("{}.cwasm", hex(&key(engine, bytes))))
+        self.path_of(&key(engine, bytes))
     }
 
-    /// The compiled component for `bytes`: from a verified cache entry, or
-    /// compiled and cached.
+    fn path_of(&self, key: &[u8; 32]) -> PathBuf {
+        self.dir.join(format!("{}.cwasm", hex(key)))
+    }
+
+    /// The compiled component for `bytes`: from memory, from a verified
+    /// cache entry, or compiled and cached.
     pub fn load(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let path = self.entry_path(engine, bytes);
+        let key = key(engine, bytes);
+        if let Some(c) = self.recall(&key) {
+            return Ok((c, CacheOutcome::InMemory));
+        }
+        let (component, outcome) = self.load_entry(engine, bytes, &self.path_of(&key))?;
+        self.remember(key, &component);
+        Ok((component, outcome))
+    }
+
+    fn recall(&self, key: &[u8; 32]) -> Option<Component> {
+        let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        loaded.iter().find(|(k, _)| k == key).map(|(_, c)| c.clone())
+    }
+
+    fn remember(&self, key: [u8; 32], component: &Component) {
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        loaded.retain(|(k, _)| *k != key);
+        if loaded.len() == KEEP_LOADED {
+            loaded.pop_front();
+        }
+        loaded.push_back((key, component.clone()));
+    }
+
+    fn load_entry(&self, engine: &Engine, bytes: &[u8], path: &Path) -> wasmtime::Result<(Component, CacheOutcome)> {
         let mut outcome = CacheOutcome::Compiled;
-        match std::fs::read(&path) {
+        match std::fs::read(path) {
             Ok(file) => match verified_body(&file) {
                 Some(body) => match deserialize(engine, body) {
                     Ok(c) => return Ok((c, CacheOutcome::Hit)),
@@ -106,7 +157,7 @@ impl ComponentCache {
             }
         }
         let compiled = engine.precompile_component(bytes)?;
-        if let Err(e) = self.store(&path, &compiled) {
+        if let Err(e) = self.store(path, &compiled) {
             tracing::warn!(path = %path.display(), "could not write plugin cache entry: {e}");
         }
         Ok((deserialize(engine, &compiled)?, outcome))

@@ -273,6 +273,11 @@ async fn the_second_load_of_a_component_comes_from_the_cwasm_cache() {
     let engine = PluginEngine::new(&config).unwrap();
     let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
     assert_eq!(model.cache_outcome(), CacheOutcome::Replaced);
+    // The same engine loading it again (a swap back, a restart) finds it in
+    // memory; another engine reads the rewritten entry.
+    let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
+    assert_eq!(model.cache_outcome(), CacheOutcome::InMemory);
+    let engine = PluginEngine::new(&config).unwrap();
     let model = PluginModel::load(&engine, path.as_path(), PluginConfig::new("cached")).unwrap();
     assert_eq!(model.cache_outcome(), CacheOutcome::Hit);
     let _ = std::fs::remove_dir_all(&dir);

@@ -14,7 +14,8 @@ Objects:
   multi-state-value,1 "msv1" 3 states, stateText ["Off", "Low", "High"], pv 1
   characterstring-value,1 "csv1" "hello"
   characterstring-value,2 "last-time-sync" "none": a test hook, see below
-  analog-value,2..N+1 "av2".. (one per --objects), pv = instance as float
+  analog-value,2..N+1 "av2".. (one per --objects), pv = instance as float;
+                      commandable (relinquish-default = instance) with --commandable
 
 DeviceCommunicationControl is answered (password "trellis"); bacpypes3 has no
 ReinitializeDevice handler, and its ReadRange handler raises
@@ -135,7 +136,7 @@ def _fix_dcc_receive_filter(asap) -> None:
     asap.confirmation = confirmation
 
 
-def build_app(port: int, device_id: int, extra: int) -> Application:
+def build_app(port: int, device_id: int, extra: int, commandable: bool = False) -> Application:
     # Only 127.0.0.1/8: the /8 also binds the 127.255.255.255 broadcast socket.
     bp_args = SimpleArgumentParser().parse_args(
         [
@@ -220,8 +221,12 @@ def build_app(port: int, device_id: int, extra: int) -> Application:
     )
     app.add_object(app.time_sync_log)
     for i in range(2, 2 + extra):
+        # Only the commandable class notifies COV subscribers of a
+        # WriteProperty (the plain local object changes silently).
+        cls = AnalogValueObjectCmd if commandable else AnalogValueObject
+        more = {"relinquishDefault": float(i)} if commandable else {}
         app.add_object(
-            AnalogValueObject(
+            cls(
                 objectIdentifier=("analog-value", i),
                 objectName=f"av{i}",
                 presentValue=float(i),
@@ -230,6 +235,7 @@ def build_app(port: int, device_id: int, extra: int) -> Application:
                 outOfService=False,
                 units="degreesCelsius",
                 covIncrement=1.0,
+                **more,
             )
         )
     return app
@@ -241,9 +247,11 @@ async def main() -> int:
     parser.add_argument("--device-id", type=int, default=3001)
     parser.add_argument("--objects", type=int, default=0,
                         help="extra analog-value objects av2.. (default 0)")
+    parser.add_argument("--commandable", action="store_true",
+                        help="the extra analog values are commandable (COV on writes)")
     args = parser.parse_args()
 
-    app = build_app(args.port, args.device_id, args.objects)
+    app = build_app(args.port, args.device_id, args.objects, args.commandable)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

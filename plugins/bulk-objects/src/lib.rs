@@ -5,12 +5,18 @@
 //! `((i·7919 + k·31) mod 1000) / 10`. Each tick moves `changes_per_tick` of
 //! them, round-robin, so COV traffic is steady and predictable.
 //!
+//! Optionally also M commandable Analog Values (`analog-value,1` …
+//! `analog-value,M`, "Bulk AV 1" …, Relinquish_Default 0.0,
+//! COV_Increment 0.5) that only a WriteProperty changes: targets for write
+//! and COV load (the `cov` and `mixed` benchmarks).
+//!
 //! Configuration, all optional, from `/data/bulk.toml`:
 //!
 //! ```toml
 //! count = 1000             # N, 0..=100000
 //! device_instance = 389002
 //! changes_per_tick = 10
+//! values = 0               # M, 0..=10000
 //! ```
 
 use serde::Deserialize;
@@ -19,6 +25,8 @@ use trellis_guest_sdk::{Config, DateTime, Device, ObjectIdentifier, ObjectModel,
 
 /// Most objects this plugin creates.
 pub const MAX_COUNT: u32 = 100_000;
+/// Most commandable Analog Values this plugin creates.
+pub const MAX_VALUES: u32 = 10_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +37,8 @@ struct Settings {
     device_instance: u32,
     #[serde(default = "default_changes")]
     changes_per_tick: u32,
+    #[serde(default)]
+    values: u32,
 }
 
 fn default_count() -> u32 {
@@ -69,6 +79,9 @@ impl ObjectModel for BulkObjects {
         if s.count > MAX_COUNT {
             return Err(format!("/data/bulk.toml: count {} is above {MAX_COUNT}", s.count));
         }
+        if s.values > MAX_VALUES {
+            return Err(format!("/data/bulk.toml: values {} is above {MAX_VALUES}", s.values));
+        }
         let mut device = Device::new(s.device_instance, "Trellis Bulk Objects");
         device.model_name = "bulk-objects".into();
         device.application_software_version = env!("CARGO_PKG_VERSION").into();
@@ -81,6 +94,14 @@ impl ObjectModel for BulkObjects {
                 .units(EngineeringUnits::PERCENT)
                 .value(value(i, 0));
             ids.push(store.add(spec)?);
+        }
+        for i in 1..=s.values {
+            let spec = ObjectSpec::analog_value(i, &format!("Bulk AV {i}"))
+                .description("Commandable, for write and COV load")
+                .units(EngineeringUnits::PERCENT)
+                .cov_increment(0.5)
+                .relinquish_default(0.0);
+            store.add(spec)?;
         }
         Ok(BulkObjects { ids, changes_per_tick: s.changes_per_tick, next: 0, ticks: 0 })
     }
@@ -123,7 +144,8 @@ trellis_guest_sdk::register_plugin!(BulkObjects);
 mod tests {
     use super::*;
     use trellis_guest_sdk::Instance;
-    use trellis_guest_sdk::bacnet::ObjectType;
+    use trellis_guest_sdk::Write;
+    use trellis_guest_sdk::bacnet::{ObjectType, PropertyIdentifier, Value};
 
     fn ai(instance: u32) -> ObjectIdentifier {
         ObjectIdentifier { object_type: ObjectType::ANALOG_INPUT, instance }
@@ -162,6 +184,21 @@ mod tests {
         assert_eq!(i.store().device_id().instance, 7);
         assert!(Instance::<BulkObjects>::start(&data_dir("big", "count = 100001\n")).is_err());
         assert!(Instance::<BulkObjects>::start(&data_dir("typo", "cuont = 1\n")).is_err());
+    }
+
+    #[test]
+    fn values_are_commandable_analog_values_that_only_writes_change() {
+        let mut i = Instance::<BulkObjects>::start(&data_dir("values", "count = 2\nvalues = 3\n")).unwrap();
+        let av3 = ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance: 3 };
+        assert_eq!(i.store().len(), 5);
+        assert_eq!(i.store().analog(av3), Some(0.0));
+        let write = Write::new(av3, PropertyIdentifier::PRESENT_VALUE, Value::Real(21.5)).at_priority(8);
+        assert_eq!(i.write(&[write]), [Ok(())]);
+        assert_eq!(i.store().analog(av3), Some(21.5));
+        assert_eq!(i.take_notifications().values_changed, [av3], "a write notifies its change");
+        i.tick(DateTime::default());
+        assert!(!i.take_notifications().values_changed.contains(&av3), "ticks move only the inputs");
+        assert!(Instance::<BulkObjects>::start(&data_dir("many", "values = 10001\n")).is_err());
     }
 
     #[test]
