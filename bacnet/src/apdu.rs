@@ -326,6 +326,19 @@ impl<'a> Apdu<'a> {
         Ok(apdu)
     }
 
+    /// At least the encoded length: the body plus the longest header (a
+    /// segmented Confirmed-Request's six octets), for sizing a buffer once.
+    pub fn encoded_len_bound(&self) -> usize {
+        const LONGEST_HEADER: usize = 6;
+        let body = match self {
+            Apdu::ConfirmedRequest(c) => c.body.len(),
+            Apdu::UnconfirmedRequest { body, .. } | Apdu::Error { body, .. } => body.len(),
+            Apdu::ComplexAck(c) => c.body.len(),
+            _ => 0,
+        };
+        LONGEST_HEADER + body
+    }
+
     /// Append the encoded APDU.
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {

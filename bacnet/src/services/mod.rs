@@ -71,9 +71,10 @@ pub trait ServiceCodec: Sized {
         Ok(v)
     }
 
-    /// The encoded body as a new vector.
+    /// The encoded body as a new vector (one allocation for most bodies:
+    /// it starts with room for 64 octets).
     fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::new();
+        let mut v = Vec::with_capacity(64);
         self.encode(&mut v);
         v
     }

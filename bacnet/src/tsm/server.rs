@@ -247,7 +247,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
     }
 
     fn send(&mut self, peer: &A, apdu: Apdu<'_>) {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(apdu.encoded_len_bound());
         apdu.encode(&mut out);
         self.transmits.push_back((peer.clone(), out));
     }

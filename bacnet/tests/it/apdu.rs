@@ -488,6 +488,13 @@ proptest! {
         prop_assert_eq!(Apdu::decode(&bytes), Ok(apdu));
     }
 
+    /// The bound sizes an encoding buffer once: it is never short.
+    #[test]
+    fn the_length_bound_is_never_below_the_encoded_length(parts in apdu_parts()) {
+        let apdu = parts.view();
+        prop_assert!(encode(&apdu).len() <= apdu.encoded_len_bound());
+    }
+
     /// Decoding drops only reserved bits, so a decoded APDU re-encodes to a
     /// canonical form that decodes to the same fields and encodes to itself.
     #[test]

@@ -359,10 +359,14 @@ impl Worker {
                 continue;
             }
             match job {
-                Job::Read(targets, reply) => {
-                    let batch = self.take_reads(&rx, targets, reply);
-                    self.read_batch(batch);
-                }
+                // Alone in the queue (the common case): no batch to gather.
+                Job::Read(targets, reply) => match rx.try_recv() {
+                    Err(_) => self.handle(Job::Read(targets, reply)),
+                    Ok(next) => {
+                        let batch = self.take_reads(&rx, (targets, reply), next);
+                        self.read_batch(batch);
+                    }
+                },
                 other => self.handle(other),
             }
             if self.health.disabled.load(Ordering::Relaxed) {
@@ -371,18 +375,20 @@ impl Worker {
         }
     }
 
-    /// This read and the reads queued behind it, up to the batch bounds; a
-    /// job of another kind met on the way is kept for next.
+    /// This read, `next` (the job queued behind it) if it is a read, and
+    /// the reads queued behind those, up to the batch bounds; a job of
+    /// another kind met on the way is kept for next.
     fn take_reads(
         &mut self,
         rx: &Receiver<Job>,
-        targets: Vec<PropertyTarget>,
-        reply: Reply<Vec<Vec<PropertyRead>>>,
+        first: (Vec<PropertyTarget>, Reply<Vec<Vec<PropertyRead>>>),
+        next: Job,
     ) -> ReadBatch {
-        let mut count = targets.len();
-        let mut batch = vec![(targets, reply)];
+        let mut count = first.0.len();
+        let mut batch = vec![first];
+        let mut next = Some(next);
         while batch.len() < MAX_BATCH_JOBS && count < MAX_BATCH_TARGETS {
-            match rx.try_recv() {
+            match next.take().map(Ok).unwrap_or_else(|| rx.try_recv()) {
                 Ok(Job::Read(targets, reply)) => {
                     count += targets.len();
                     batch.push((targets, reply));
@@ -393,6 +399,10 @@ impl Worker {
                 }
                 Err(_) => break,
             }
+        }
+        // Bounds reached with `next` still in hand: it goes next.
+        if let Some(job) = next {
+            self.pending = Some(job);
         }
         batch
     }

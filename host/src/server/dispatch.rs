@@ -347,20 +347,14 @@ impl<M: ObjectModel> Server<M> {
     /// Read targets through one model call, answering host-owned Device
     /// properties locally; one result list per target, as clients see them.
     pub(super) async fn read_targets(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, Failure> {
-        // Per target: its index among the model's targets and whether it
-        // addresses the Device object, or `None` when the host answers it.
-        let mut to_model = Vec::with_capacity(targets.len());
-        let mut slots = Vec::with_capacity(targets.len());
-        for t in targets {
-            let inner = self.ids.inbound_target(*t);
-            let is_device = inner.object == self.ids.model;
-            if is_device && HostDevice::owns(t.property) {
-                slots.push(None);
-            } else {
-                slots.push(Some((to_model.len(), is_device)));
-                to_model.push(inner);
-            }
-        }
+        // Per target: `None` when the host answers it, else whether it
+        // addresses the Device object (the model's answers come in order).
+        let route = |t: &PropertyTarget| {
+            let is_device = self.ids.inbound_target(*t).object == self.ids.model;
+            (!(is_device && HostDevice::owns(t.property))).then_some(is_device)
+        };
+        let to_model: Vec<_> =
+            targets.iter().filter(|t| route(t).is_some()).map(|t| self.ids.inbound_target(*t)).collect();
         let asked = to_model.len();
         let mut answers = if to_model.is_empty() {
             Vec::new()
@@ -370,9 +364,8 @@ impl<M: ObjectModel> Server<M> {
                 // A disabled plugin's objects are reported out of service.
                 Err(ModelError::Disabled { .. }) => targets
                     .iter()
-                    .zip(&slots)
-                    .filter(|(_, slot)| slot.is_some())
-                    .map(|(t, _)| disabled_reads(self.ids.inbound_target(*t)))
+                    .filter(|t| route(t).is_some())
+                    .map(|t| disabled_reads(self.ids.inbound_target(*t)))
                     .collect(),
                 Err(e) => return Err(e.into()),
             }
@@ -381,11 +374,13 @@ impl<M: ObjectModel> Server<M> {
             return Err(contract("read-properties answered a different number of targets"));
         }
         let mut out = Vec::with_capacity(targets.len());
-        for (t, slot) in targets.iter().zip(slots) {
-            let list = match slot {
+        let mut next_answer = 0;
+        for t in targets {
+            let list = match route(t) {
                 None => vec![self.host_read(*t)],
-                Some((i, is_device)) => {
-                    let mut list = std::mem::take(&mut answers[i]);
+                Some(is_device) => {
+                    let mut list = std::mem::take(&mut answers[next_answer]);
+                    next_answer += 1;
                     if list.is_empty() {
                         return Err(contract("read-properties answered a target with no result"));
                     }
