@@ -125,6 +125,12 @@ impl<M: ObjectModel> Server<M> {
         Ok(())
     }
 
+    /// Whether an acknowledged ReinitializeDevice waits to be carried out
+    /// (cheap: the endpoint asks after every answer it sends).
+    pub fn restart_pending(&self) -> bool {
+        self.pending_restart().lock().unwrap_or_else(PoisonError::into_inner).is_some()
+    }
+
     /// Carry out an acknowledged ReinitializeDevice, if one is pending.
     pub async fn perform_pending_restart(&self) {
         let Some(cold) = self.pending_restart().lock().unwrap_or_else(PoisonError::into_inner).take() else { return };

@@ -207,9 +207,12 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     self.tsm.respond(now, &key, response);
                     self.flush().await;
                     // An acknowledged ReinitializeDevice restarts the model
-                    // now that its SimpleACK has left.
-                    let server = self.server.clone();
-                    tokio::spawn(async move { server.perform_pending_restart().await });
+                    // now that its SimpleACK has left. (Checked first: a task
+                    // per answer cost every request a spawn and a wake-up.)
+                    if self.server.restart_pending() {
+                        let server = self.server.clone();
+                        tokio::spawn(async move { server.perform_pending_restart().await });
+                    }
                 }
                 _ = sleep_until(deadline) => {
                     let now = self.now();
