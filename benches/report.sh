@@ -65,7 +65,10 @@ run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 echo "==> runs took $(( $(date +%s) - START )) s"
 
 PEERS=$(.venv-peers/bin/pip freeze 2>/dev/null | grep -i -E '^(bacpypes3|rusty-bacnet|rusty_bacnet)==' | paste -sd ' ' - || true)
-printf '{"peers": "%s"}\n' "${PEERS:-unknown}" > "$RAW/machine.json"
+# The commit the runs were made at (the report may be generated later).
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then COMMIT="$COMMIT (with local changes)"; fi
+printf '{"peers": "%s", "commit": "%s"}\n' "${PEERS:-unknown}" "$COMMIT" > "$RAW/machine.json"
 
 echo "==> report into $OUT"
 $STRESS report --input "$RAW" --out "$OUT"
