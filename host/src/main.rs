@@ -2,6 +2,7 @@
 //! map failures to an exit status and one line on stderr.
 
 use clap::Parser;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use trellis::cli::{self, Cli};
 
@@ -13,6 +14,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal: not in a pipe, a log file
+        // or the journal, and never with NO_COLOR set (no-color.org).
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(r) => r,

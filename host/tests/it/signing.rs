@@ -367,3 +367,30 @@ fn a_watched_plugin_file_is_swapped_when_it_changes() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn logs_written_to_a_pipe_carry_no_terminal_colour_codes() {
+    // An unsigned plugin under `allow_unsigned` logs a WARN before it loads;
+    // the file is not WebAssembly, so the run then stops. Its stderr is a
+    // pipe here, as it is under systemd or in a log file.
+    let scratch = Scratch::new("ansi");
+    let junk = scratch.path("junk.wasm");
+    std::fs::write(&junk, b"not a component").unwrap();
+    let config = scratch.path("gateway.toml");
+    std::fs::write(
+        &config,
+        format!("[policy]\nallow_unsigned = true\n\n[[device]]\nport = {}\nplugin = \"junk.wasm\"\n", free_port()),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["run", "--config", s(&config)])
+        .env("TRELLIS_LOG", "warn")
+        .env("XDG_CACHE_HOME", scratch.path("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("LOADING AN UNSIGNED PLUGIN"), "{err}");
+    assert!(!err.contains('\u{1b}'), "escape codes in a piped log: {err:?}");
+}
