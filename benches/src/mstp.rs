@@ -21,6 +21,7 @@
 //! anywhere but on the in-process simulated line.
 
 use crate::json_line::JsonLine;
+use crate::scenario::round_to;
 use anyhow::{Context, bail};
 use bacnet::apdu::MaxApdu;
 use bacnet::enums::PropertyIdentifier as P;
@@ -199,10 +200,6 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
         .put("usage_delay_us", percentiles(&timings.usage_delay))
         .finish();
     Ok(line)
-}
-
-fn round_to(v: f64, per_unit: f64) -> f64 {
-    (v * per_unit).round() / per_unit
 }
 
 /// The served device: `bulk-objects` with [`OBJECTS`] Analog Inputs that

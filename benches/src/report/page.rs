@@ -92,7 +92,8 @@ fn spread(s: Option<Spread>, digits: usize) -> String {
     }
 }
 
-fn verdict(met: bool) -> &'static str {
+/// "**met**" or "**missed**".
+pub(super) fn verdict(met: bool) -> &'static str {
     if met { "**met**" } else { "**missed**" }
 }
 

@@ -7,6 +7,7 @@
 //! without its figures "not measured").
 
 use super::data::{Results, Spread};
+use super::page::verdict;
 use super::svg::{Chart, Series, render};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -61,10 +62,6 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     }
-}
-
-fn verdict(met: bool) -> &'static str {
-    if met { "**met**" } else { "**missed**" }
 }
 
 fn section_head(md: &mut String, title: &str, command: &str, text: &str) {

@@ -13,8 +13,7 @@
 
 use super::{CpuWindow, Env, bacnet_targets, check_alive, micros, round_to, server_fields};
 use crate::json_line::JsonLine;
-use crate::stats::Latencies;
-use crate::stats::Outcomes;
+use crate::stats::{Latencies, Outcomes};
 use crate::target::{Server, Setup, TargetKind};
 use crate::workload::{Op, classify, client_config, execute};
 use bacnet::enums::PropertyIdentifier;

@@ -96,17 +96,14 @@ fn step(
 ) -> anyhow::Result<String> {
     let mut swapper: Option<std::thread::JoinHandle<Swaps>> = None;
     let measure = cfg.measure;
-    let extra_mark = |m: Mark| {
+    let mut cpu = super::CpuWindow::new(server.pid, env.ticks);
+    // The swapper starts with the measured window.
+    let mut r = crate::load::run(cfg, |m| {
+        cpu.mark(m);
         if let (Mark::WindowStart, Some((count, socket, device, file))) = (m, swapping) {
             let (socket, file) = (socket.clone(), file.clone());
             swapper = Some(std::thread::spawn(move || swap_repeatedly(count, &socket, device, &file, measure)));
         }
-    };
-    let mut cpu = super::CpuWindow::new(server.pid, env.ticks);
-    let mut marks = extra_mark;
-    let mut r = crate::load::run(cfg, |m| {
-        cpu.mark(m);
-        marks(m);
     })?;
     let mut swaps = match swapper.take() {
         Some(h) => h.join().map_err(|_| anyhow::anyhow!("the swapper thread panicked"))?,

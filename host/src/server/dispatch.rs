@@ -353,8 +353,8 @@ impl<M: ObjectModel> Server<M> {
             let is_device = self.ids.inbound_target(*t).object == self.ids.model;
             (!(is_device && HostDevice::owns(t.property))).then_some(is_device)
         };
-        let to_model: Vec<_> =
-            targets.iter().filter(|t| route(t).is_some()).map(|t| self.ids.inbound_target(*t)).collect();
+        let mut to_model = Vec::with_capacity(targets.len());
+        to_model.extend(targets.iter().filter(|t| route(t).is_some()).map(|t| self.ids.inbound_target(*t)));
         let asked = to_model.len();
         let mut answers = if to_model.is_empty() {
             Vec::new()
