@@ -72,6 +72,12 @@ pub struct Setup {
     /// can swap in the demo-building component written to a file (the
     /// `swap` scenario). No effect on the peers.
     pub swappable: bool,
+    /// Trellis bounds no requester's segmented answers
+    /// (`answer_octets_per_second = 0`): every simulated client of a
+    /// scenario shares 127.0.0.1, so the default per-address budget (meant
+    /// for one requester) would refuse their sum. No effect on the peers,
+    /// which have no such bound.
+    pub unbudgeted: bool,
 }
 
 impl Setup {
@@ -110,6 +116,9 @@ fn trellis_config(setup: &Setup, port: u16, data_dir: &std::path::Path) -> Strin
     let mut limits = String::new();
     if setup.segmentation {
         limits.push_str("max_rpm_results = 10000\nmax_rpm_octets = 1048576\n");
+    }
+    if setup.unbudgeted {
+        limits.push_str("answer_octets_per_second = 0\n");
     }
     // The Device object counts too: 10,000 bulk objects are 10,001 served.
     let served = setup.objects + setup.values + 1;
@@ -407,13 +416,14 @@ mod tests {
 
     #[test]
     fn a_generated_trellis_configuration_parses_and_serves_the_bulk_objects() {
-        let setup = Setup { objects: 20_000, values: 64, segmentation: true, swappable: true };
+        let setup = Setup { objects: 20_000, values: 64, segmentation: true, swappable: true, unbudgeted: true };
         let text = trellis_config(&setup, 47_900, std::path::Path::new("/tmp/x"));
         let config = trellis::config::Config::parse(&text).unwrap();
         let device = &config.devices[0];
         assert_eq!((device.port, device.plugin.as_str()), (47_900, "builtin:bulk-objects"));
         assert!(config.policy.allow_unsigned);
         assert_eq!(device.limits.max_rpm_results, Some(10_000));
+        assert_eq!(device.limits.answer_octets_per_second, Some(0));
         assert!(device.limits.max_objects >= Some(20_064));
         let exactly = Setup { objects: 10_000, ..Setup::default() };
         let config = trellis::config::Config::parse(&trellis_config(&exactly, 1, "/d".as_ref())).unwrap();

@@ -32,6 +32,8 @@
 //! max_objects = 10000                   # objects one device may serve
 //! max_cov_per_subscriber = 64           # COV subscriptions per subscriber; more → resources/no-space-to-add-list-element
 //! max_cov_subscriptions = 4096          # over all subscribers
+//! answer_octets_per_second = 262144     # segmented-answer octets one IP address may draw per second; 0 = no bound
+//! answer_burst_octets = 524288          #   and at once after a quiet spell (more → Abort out-of-resources, counted)
 //!
 //! [policy]                              # which plugin FILES may load (built-ins always may)
 //! trusted_keys = ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"]
@@ -252,6 +254,12 @@ pub struct LimitsSection {
     pub max_cov_per_subscriber: Option<usize>,
     /// COV subscriptions over all subscribers (default 4096).
     pub max_cov_subscriptions: Option<usize>,
+    /// Octets of segmented answers one requester IP address may draw per
+    /// second (default 262144; 0: no bound). The bound that keeps a spoofed
+    /// request from turning the device into a reflection amplifier.
+    pub answer_octets_per_second: Option<u32>,
+    /// What one requester IP address may draw at once (default 524288).
+    pub answer_burst_octets: Option<u32>,
 }
 
 impl LimitsSection {
@@ -266,6 +274,8 @@ impl LimitsSection {
             max_objects: self.max_objects.unwrap_or(d.max_objects),
             max_cov_per_subscriber: self.max_cov_per_subscriber.unwrap_or(d.max_cov_per_subscriber),
             max_cov_subscriptions: self.max_cov_subscriptions.unwrap_or(d.max_cov_subscriptions),
+            answer_octets_per_second: self.answer_octets_per_second.unwrap_or(d.answer_octets_per_second),
+            answer_burst_octets: self.answer_burst_octets.unwrap_or(d.answer_burst_octets),
         };
         anyhow::ensure!(
             (1..=255).contains(&l.max_requests_per_peer),
@@ -278,6 +288,10 @@ impl LimitsSection {
         anyhow::ensure!(l.max_rpm_results >= 1, "limits.max_rpm_results must be ≥ 1");
         anyhow::ensure!(l.max_rpm_octets >= 1, "limits.max_rpm_octets must be ≥ 1");
         anyhow::ensure!(l.max_objects >= 1, "limits.max_objects must be ≥ 1");
+        anyhow::ensure!(
+            l.answer_octets_per_second == 0 || l.answer_burst_octets >= 1476,
+            "limits.answer_burst_octets must be ≥ 1476 (one segment) while answers are budgeted"
+        );
         Ok(l)
     }
 }

@@ -210,6 +210,9 @@ impl ServerKnobs {
             max_request_octets: self.max_request_octets_4 as usize * 4,
             max_response_octets: self.max_response_octets_4 as usize * 4,
             application_timeout: ms(self.application_timeout_ms),
+            // Unbounded: the model's invariants count every answer owed;
+            // the budget is proved by the `amplification` tests.
+            answer_budget: None,
         }
     }
 }

@@ -6,10 +6,12 @@
 //! `poll_transmit`, time in as a `Duration` and the next deadline out through
 //! `poll_timeout`. Nothing here reads a clock or touches a socket.
 
+mod budget;
 mod client;
 pub mod segment;
 mod server;
 
+pub use budget::AnswerBudget;
 pub use client::{ClientTsm, Completed, Outcome, PeerLimits, StartError, TransactionId, Transmit, TsmConfig};
 pub use server::{
     Indication, MAX_REQUEST_SEGMENTS, Response, ServerTsm, ServerTsmConfig, ServerTsmCounters, TransactionKey,

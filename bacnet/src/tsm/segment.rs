@@ -23,6 +23,14 @@
 //! A segment out of order makes the receiver answer a negative Segment-ACK
 //! naming the last segment it holds in order; the sender resends the window
 //! from the segment after it.
+//!
+//! The sender must never become an amplifier for a peer that acknowledges
+//! blind (sequence numbers and invoke IDs are predictable, and a UDP source
+//! address can be spoofed): the receiver's window is clamped to the one
+//! proposed (Clause 5.3: ActualWindowSize ≤ ProposedWindowSize), a positive
+//! Segment-ACK inside the window in flight sends only segments never sent
+//! before, and no segment goes out more than `1 + retries` times, whatever
+//! the peer sends: a resend it asks for beyond that is not made.
 
 use crate::apdu::{Apdu, ComplexAck, ConfirmedRequest, MaxApdu, MaxSegments, SegmentInfo};
 use crate::enums::{AbortReason, ConfirmedServiceChoice};
@@ -97,6 +105,12 @@ pub struct Segmenter {
     /// Segments in the window in flight (ActualWindowSize); 1 until the
     /// receiver's first Segment-ACK names its own.
     window: usize,
+    /// One past the highest segment sent so far: segments below it are
+    /// resends, at or above it fresh.
+    sent_end: usize,
+    /// Times each segment has been sent; none goes out more than
+    /// `1 + retries` times.
+    sends: Vec<u8>,
     proposed_window: u8,
     retries: u8,
     retries_left: u8,
@@ -126,6 +140,8 @@ impl Segmenter {
             count,
             window_start: 0,
             window: 1,
+            sent_end: 0,
+            sends: alloc::vec![0; count],
             proposed_window: proposed_window.clamp(1, MAX_WINDOW_SIZE),
             retries,
             retries_left: retries,
@@ -140,7 +156,7 @@ impl Segmenter {
     /// The last segment has been sent (though perhaps not acknowledged):
     /// an answer may legitimately overtake the final Segment-ACK.
     pub fn sent_all(&self) -> bool {
-        self.window_start + self.window >= self.count
+        self.sent_end >= self.count
     }
 
     /// The invoke ID every segment carries.
@@ -154,6 +170,8 @@ impl Segmenter {
         self.window_start = 0;
         self.window = 1;
         self.retries_left = self.retries;
+        self.sent_end = self.sent_end.max(1);
+        self.sends[0] = self.sends[0].saturating_add(1);
         self.encode_segment(0)
     }
 
@@ -173,11 +191,24 @@ impl Segmenter {
             // segment says the same).
             return AckOutcome::Complete;
         }
-        let _ = negative; // a NAK and an ACK both name the last segment held in order
+        // Clause 5.3: the receiver's window may not exceed ours. A larger
+        // one is clamped, not obeyed: obeying it let one blind
+        // Segment-ACK draw 89 segments where 16 were proposed.
+        let window = actual_window_size.min(self.proposed_window) as usize;
+        let from = if negative || acked + 1 >= self.sent_end {
+            // A NAK (a segment was lost: resend from the one after
+            // `acked`), or every segment sent is held: the window from
+            // `acked + 1`, as Clause 5.4 has it.
+            acked + 1
+        } else {
+            // A positive Segment-ACK inside the window in flight: the
+            // segments after it are on their way; send only fresh ones.
+            self.sent_end
+        };
         self.window_start = acked + 1;
-        self.window = actual_window_size as usize;
+        self.window = window;
         self.retries_left = self.retries;
-        AckOutcome::Send(self.fill_window())
+        AckOutcome::Send(self.segments(from))
     }
 
     /// T_seg expired without an acceptable Segment-ACK: the window to resend,
@@ -187,13 +218,24 @@ impl Segmenter {
             return None;
         }
         self.retries_left -= 1;
-        Some(self.fill_window())
+        Some(self.segments(self.window_start))
     }
 
-    /// The segments of the window in flight.
-    fn fill_window(&self) -> Vec<Vec<u8>> {
+    /// The segments of the window in flight from `from` on (a resend starts
+    /// at the window's first segment, fresh sending at `sent_end`), less
+    /// any already sent `1 + retries` times.
+    fn segments(&mut self, from: usize) -> Vec<Vec<u8>> {
         let end = (self.window_start + self.window).min(self.count);
-        (self.window_start..end).map(|i| self.encode_segment(i)).collect()
+        self.sent_end = self.sent_end.max(end);
+        let mut out = Vec::with_capacity(end.saturating_sub(from));
+        for i in from.max(self.window_start)..end {
+            if self.sends[i] > self.retries {
+                continue;
+            }
+            self.sends[i] += 1;
+            out.push(self.encode_segment(i));
+        }
+        out
     }
 
     fn encode_segment(&self, index: usize) -> Vec<u8> {

@@ -22,10 +22,18 @@
 //! with Abort out-of-resources and counted, so memory never grows with the
 //! offered load.
 //!
+//! Amplification: segmented answers spend from a per-origin
+//! [`AnswerBudget`] (see [`super::budget`]); the [`Segmenter`] clamps the
+//! requester's window and sends no segment more than `1 + retries` times.
+//! What one request can draw is therefore bounded by the standard's
+//! retries, and what one origin can draw per second by the budget, however
+//! the peer acknowledges.
+//!
 //! Must never: hand the application a request twice (a retransmitted
 //! request in AWAIT_RESPONSE is a duplicate and is dropped), answer a
 //! transaction the client aborted, or keep a transaction past its timers.
 
+use super::budget::{AnswerBudget, Budgets};
 use super::segment::{
     AckOutcome, Reassembly, ReassemblyLimits, SegmentAck, SegmentOutcome, SegmentedKind, Segmenter, segments_needed,
 };
@@ -69,6 +77,8 @@ pub struct ServerTsmConfig {
     /// How long the application may hold a request before the transaction
     /// is forgotten (and aborted application-exceeded-reply-time).
     pub application_timeout: Duration,
+    /// Octets of segmented answers one origin may draw; `None`: unbounded.
+    pub answer_budget: Option<AnswerBudget>,
 }
 
 impl Default for ServerTsmConfig {
@@ -85,6 +95,7 @@ impl Default for ServerTsmConfig {
             max_request_octets: 64 * 1024,
             max_response_octets: 256 * 1024,
             application_timeout: Duration::from_secs(60),
+            answer_budget: Some(AnswerBudget::default()),
         }
     }
 }
@@ -167,6 +178,9 @@ pub struct ServerTsmCounters {
     /// Transactions ended by a timer (segments or acks that never came,
     /// an application that never answered).
     pub timed_out: u64,
+    /// Segmented answers refused or ended because their origin's
+    /// [`AnswerBudget`] was spent (Abort out-of-resources).
+    pub budget_refused: u64,
 }
 
 #[derive(Debug)]
@@ -187,6 +201,9 @@ struct Header {
     max_segments: MaxSegments,
     max_apdu: MaxApdu,
 }
+
+/// A window to resend after T_seg: the transaction's key, its segments.
+type Resend<A> = ((A, u8), Vec<Vec<u8>>);
 
 /// A deadline as the heap keeps it: when, the transaction's serial, its key.
 type Deadline<A> = (Duration, u64, (A, u8));
@@ -212,11 +229,23 @@ pub struct ServerTsm<A> {
     next_serial: u64,
     transmits: VecDeque<(A, Vec<u8>)>,
     counters: ServerTsmCounters,
+    /// Segmented-answer octets per origin.
+    budgets: Budgets<A>,
+    /// Maps a peer to the origin its answers are charged to.
+    origin: fn(&A) -> A,
 }
 
 impl<A: Ord + Clone> ServerTsm<A> {
-    /// A state machine with `config`.
+    /// A state machine with `config`; each peer address is its own origin
+    /// for the answer budget.
     pub fn new(config: ServerTsmConfig) -> Self {
+        Self::with_origin(config, A::clone)
+    }
+
+    /// A state machine with `config` whose answer budget charges each peer
+    /// to `origin(peer)`: for B/IP the peer's IP address without its port,
+    /// so a spoofed victim cannot be hit from many source ports at once.
+    pub fn with_origin(config: ServerTsmConfig, origin: fn(&A) -> A) -> Self {
         ServerTsm {
             config,
             transactions: BTreeMap::new(),
@@ -224,7 +253,20 @@ impl<A: Ord + Clone> ServerTsm<A> {
             next_serial: 0,
             transmits: VecDeque::new(),
             counters: ServerTsmCounters::default(),
+            budgets: Budgets::new(config.answer_budget, config.max_transactions),
+            origin,
         }
+    }
+
+    /// Spend `octets` of `peer`'s origin's answer budget; false (counted)
+    /// when it is spent.
+    fn spend_budget(&mut self, now: Duration, peer: &A, octets: usize) -> bool {
+        let origin = (self.origin)(peer);
+        if self.budgets.try_spend(now, &origin, octets) {
+            return true;
+        }
+        self.counters.budget_refused += 1;
+        false
     }
 
     /// The settings in force.
@@ -419,7 +461,14 @@ impl<A: Ord + Clone> ServerTsm<A> {
             }
             AckOutcome::Send(segments) => {
                 tx.deadline = now.saturating_add(self.config.segment_timeout);
-                self.deadlines.push(Reverse((tx.deadline, tx.serial, key.clone())));
+                let deadline = (tx.deadline, tx.serial, key.clone());
+                let octets = segments.iter().map(Vec::len).sum();
+                if !self.spend_budget(now, peer, octets) {
+                    self.transactions.remove(&key);
+                    self.send_abort(peer, invoke_id, AbortReason::OUT_OF_RESOURCES);
+                    return;
+                }
+                self.deadlines.push(Reverse(deadline));
                 self.transmits.extend(segments.into_iter().map(|s| (peer.clone(), s)));
             }
             AckOutcome::Duplicate => {}
@@ -493,6 +542,11 @@ impl<A: Ord + Clone> ServerTsm<A> {
             self.config.retries,
         );
         let first = segmenter.first();
+        if !self.spend_budget(now, peer, first.len()) {
+            self.transactions.remove(&map_key);
+            self.send_abort(peer, invoke_id, AbortReason::OUT_OF_RESOURCES);
+            return true;
+        }
         self.transmits.push_back((peer.clone(), first));
         self.counters.segmented_responses += 1;
         if let Some(tx) = self.transactions.get_mut(&map_key) {
@@ -511,7 +565,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
 
     fn handle_timeout_inner(&mut self, now: Duration) {
         let mut ended: Vec<((A, u8), Option<AbortReason>)> = Vec::new();
-        let mut resend: Vec<(A, Vec<u8>)> = Vec::new();
+        let mut resend: Vec<Resend<A>> = Vec::new();
         for (key, tx) in self.transactions.iter_mut() {
             if tx.deadline > now {
                 continue;
@@ -526,14 +580,22 @@ impl<A: Ord + Clone> ServerTsm<A> {
                     Some(window) => {
                         tx.deadline = now.saturating_add(self.config.segment_timeout);
                         self.deadlines.push(Reverse((tx.deadline, tx.serial, key.clone())));
-                        resend.extend(window.into_iter().map(|s| (key.0.clone(), s)));
+                        resend.push((key.clone(), window));
                     }
                     // FinalTimeout: the client is gone; IDLE silently.
                     None => ended.push((key.clone(), None)),
                 },
             }
         }
-        self.transmits.extend(resend);
+        for (key, window) in resend {
+            let octets = window.iter().map(Vec::len).sum();
+            if self.spend_budget(now, &key.0, octets) {
+                self.transmits.extend(window.into_iter().map(|s| (key.0.clone(), s)));
+            } else {
+                self.transactions.remove(&key);
+                self.send_abort(&key.0, key.1, AbortReason::OUT_OF_RESOURCES);
+            }
+        }
         for (key, abort) in ended {
             self.transactions.remove(&key);
             self.counters.timed_out += 1;

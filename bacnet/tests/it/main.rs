@@ -1,5 +1,6 @@
 //! Integration tests for the `bacnet` core: one binary, one module per area.
 
+mod amplification;
 mod apdu;
 mod bvll;
 mod codec;

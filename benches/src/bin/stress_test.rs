@@ -109,6 +109,20 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// Reflection and amplification: a 17-octet ReadProperty of a large
+    /// Object_List followed by blind Segment-ACKs (none; one claiming window
+    /// 127; one per sequence number; a flood from 20 ports), counting UDP
+    /// octets out ÷ in. One JSON line per target and attack.
+    Amplification {
+        /// The server(s) under test (the echo is left out).
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// Extra objects each target serves (its Object_List is read).
+        #[arg(long, default_value_t = 5000)]
+        objects: u32,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Hot swaps of Trellis's plugin under ReadProperty load: per round a
     /// steady step and a step with --swaps swaps (through the admin socket)
     /// spread over its window. Trellis only.
@@ -332,6 +346,9 @@ fn main() -> anyhow::Result<()> {
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));
             scenario::cost::run(requests, warmup, &cache, callgrind, !no_pooling)
+        }
+        Scenario::Amplification { target, objects, common } => {
+            with_env(&common, |env| scenario::amplification::run(env, &target.kinds(), objects))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

@@ -13,12 +13,15 @@
 //! - [`mixed`]: weighted reads, writes, RPM, COV subscriptions and Who-Is.
 //! - [`cost`]: allocations (and, under callgrind, instructions) per served
 //!   ReadProperty, the gateway in this process.
+//! - [`amplification`]: octets out ÷ octets in for a requester that
+//!   acknowledges segmented answers blind (reflection attacks).
 //! - [`swap`]: hot swaps of Trellis's plugin under load (Trellis only: no
 //!   peer can swap its object model).
 //!
 //! A scenario never leaves a server running: servers are [`Server`] drop
 //! guards, and the binary's signal handler reaps the rest.
 
+pub mod amplification;
 pub mod clients;
 pub mod cost;
 pub mod cov;

@@ -29,7 +29,7 @@ pub const PROPERTIES: [PropertyIdentifier; 4] = [
 pub fn run(env: &Env, targets: &[TargetKind], sizes: &[u32], o: &StepOptions) -> anyhow::Result<()> {
     let largest = sizes.iter().copied().max().unwrap_or(0);
     anyhow::ensure!(largest >= 1, "--objects: sizes of at least 1");
-    let setup = Setup { objects: largest, segmentation: true, ..Setup::default() };
+    let setup = Setup { objects: largest, segmentation: true, unbudgeted: true, ..Setup::default() };
     let mut servers = Vec::new();
     for kind in bacnet_targets(targets) {
         servers.push(env.start(kind, &setup)?);

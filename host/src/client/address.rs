@@ -43,6 +43,17 @@ impl DeviceAddress {
         DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, u16::from(mac)))
     }
 
+    /// Whom a request from this address is charged to when bounding what
+    /// one requester may make a device send: on B/IP the IP address,
+    /// whatever the port (a spoofed victim cannot be hit from many source
+    /// ports at once) or the router in front; on MS/TP the station.
+    pub fn origin(&self) -> DeviceAddress {
+        if self.mstp_mac().is_some() {
+            return DeviceAddress::direct(self.link);
+        }
+        DeviceAddress::direct(SocketAddrV4::new(*self.link.ip(), 0))
+    }
+
     /// The MS/TP MAC of an address made by [`DeviceAddress::mstp`].
     pub fn mstp_mac(&self) -> Option<u8> {
         if self.link.ip().is_unspecified() { u8::try_from(self.link.port()).ok() } else { None }

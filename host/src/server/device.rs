@@ -93,6 +93,13 @@ pub struct Limits {
     pub max_cov_per_subscriber: usize,
     /// COV subscriptions over all subscribers.
     pub max_cov_subscriptions: usize,
+    /// Octets of segmented answers one origin (a requester's IP address,
+    /// whatever its port; an MS/TP station) may draw per second; 0: no
+    /// bound. Beyond it, segmented answers are refused with Abort
+    /// out-of-resources. See [`bacnet::tsm::AnswerBudget`].
+    pub answer_octets_per_second: u32,
+    /// What an origin may draw at once after a quiet spell.
+    pub answer_burst_octets: u32,
 }
 
 impl Default for Limits {
@@ -105,6 +112,8 @@ impl Default for Limits {
             max_objects: 10_000,
             max_cov_per_subscriber: 64,
             max_cov_subscriptions: 4096,
+            answer_octets_per_second: bacnet::tsm::AnswerBudget::default().octets_per_second,
+            answer_burst_octets: bacnet::tsm::AnswerBudget::default().burst_octets,
         }
     }
 }
@@ -119,6 +128,10 @@ impl DeviceConfig {
             segment_timeout: std::time::Duration::from_millis(self.segment_timeout_ms.max(10) as u64),
             retries: self.apdu_retries,
             max_request_segments: MAX_SEGMENTS as usize,
+            answer_budget: (self.limits.answer_octets_per_second > 0).then_some(bacnet::tsm::AnswerBudget {
+                octets_per_second: self.limits.answer_octets_per_second,
+                burst_octets: self.limits.answer_burst_octets.max(1),
+            }),
             ..bacnet::tsm::ServerTsmConfig::default()
         }
     }

@@ -83,6 +83,9 @@ pub struct ServerStats {
     pub aborted_by_client: AtomicU64,
     /// Transactions ended by a timer.
     pub timed_out: AtomicU64,
+    /// Segmented answers refused or cut short because their requester's
+    /// answer budget (`limits.answer_octets_per_second`) was spent.
+    pub budget_refused: AtomicU64,
     /// Unconfirmed requests dropped because 64 were being answered.
     pub dropped_unconfirmed: AtomicU64,
     /// Requests refused with Abort out-of-resources because the object
@@ -100,6 +103,7 @@ impl ServerStats {
         self.aborted.store(c.aborted, Relaxed);
         self.aborted_by_client.store(c.aborted_by_client, Relaxed);
         self.timed_out.store(c.timed_out, Relaxed);
+        self.budget_refused.store(c.budget_refused, Relaxed);
     }
 }
 

@@ -155,7 +155,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         let everyone = link.broadcast_address();
         let _ = send(&link, &everyone, &server.i_am_apdu(), NetworkPriority::NORMAL, Delivery::Broadcast).await;
         let config = server.config();
-        let tsm = ServerTsm::new(config.tsm_config());
+        let tsm = ServerTsm::with_origin(config.tsm_config(), DeviceAddress::origin);
         let client = ClientTsm::new(TsmConfig {
             apdu_timeout: Duration::from_millis(config.apdu_timeout_ms as u64),
             retries: config.apdu_retries,
@@ -233,6 +233,14 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         let before = stats.refused.swap(c.refused, Ordering::Relaxed);
         if c.refused > before && (before == 0 || c.refused.ilog2() > before.ilog2()) {
             tracing::warn!(refused = c.refused, "admission control refusing requests (Abort out-of-resources)");
+        }
+        let before = stats.budget_refused.swap(c.budget_refused, Ordering::Relaxed);
+        if c.budget_refused > before && (before == 0 || c.budget_refused.ilog2() > before.ilog2()) {
+            tracing::warn!(
+                refused = c.budget_refused,
+                "a requester drew more segmented answers than limits.answer_octets_per_second allows: \
+                 refusing them (Abort out-of-resources); a reflection attack looks like this"
+            );
         }
         stats.store(&c);
     }

@@ -1,5 +1,6 @@
 //! Host integration tests: one binary, one module per area.
 
+mod amplification;
 mod capture;
 mod cli;
 mod control;
