@@ -32,6 +32,10 @@
 //! max_objects = 10000                   # objects one device may serve
 //! max_cov_per_subscriber = 64           # COV subscriptions per subscriber; more → resources/no-space-to-add-list-element
 //! max_cov_subscriptions = 4096          # over all subscribers
+//! max_cov_per_address = 1024            # over all ports of one IP address (one host cannot fill the table)
+//! reserved_cov_subscriptions = 256      # the table's last places: only for addresses holding < max_cov_per_subscriber
+//! # max_cov_lifetime = 86400            # seconds; longer lifetimes → services/parameter-out-of-range (default: none)
+//! allow_indefinite_cov = true           # lifetime 0 = indefinite, as front ends use it; false refuses it
 //! answer_octets_per_second = 262144     # segmented-answer octets one IP address may draw per second; 0 = no bound
 //! answer_burst_octets = 524288          #   and at once after a quiet spell (more → Abort out-of-resources, counted)
 //!
@@ -254,6 +258,16 @@ pub struct LimitsSection {
     pub max_cov_per_subscriber: Option<usize>,
     /// COV subscriptions over all subscribers (default 4096).
     pub max_cov_subscriptions: Option<usize>,
+    /// COV subscriptions over all ports of one IP address (default 1024).
+    pub max_cov_per_address: Option<usize>,
+    /// The COV table's last places, kept for addresses holding fewer than
+    /// `max_cov_per_subscriber` (default 256).
+    pub reserved_cov_subscriptions: Option<usize>,
+    /// The longest finite COV lifetime accepted, in seconds (default: no
+    /// maximum).
+    pub max_cov_lifetime: Option<u32>,
+    /// Accept indefinite (lifetime 0) COV subscriptions (default true).
+    pub allow_indefinite_cov: Option<bool>,
     /// Octets of segmented answers one requester IP address may draw per
     /// second (default 262144; 0: no bound). The bound that keeps a spoofed
     /// request from turning the device into a reflection amplifier.
@@ -274,6 +288,10 @@ impl LimitsSection {
             max_objects: self.max_objects.unwrap_or(d.max_objects),
             max_cov_per_subscriber: self.max_cov_per_subscriber.unwrap_or(d.max_cov_per_subscriber),
             max_cov_subscriptions: self.max_cov_subscriptions.unwrap_or(d.max_cov_subscriptions),
+            max_cov_per_address: self.max_cov_per_address.unwrap_or(d.max_cov_per_address),
+            reserved_cov_subscriptions: self.reserved_cov_subscriptions.unwrap_or(d.reserved_cov_subscriptions),
+            max_cov_lifetime: self.max_cov_lifetime.or(d.max_cov_lifetime),
+            allow_indefinite_cov: self.allow_indefinite_cov.unwrap_or(d.allow_indefinite_cov),
             answer_octets_per_second: self.answer_octets_per_second.unwrap_or(d.answer_octets_per_second),
             answer_burst_octets: self.answer_burst_octets.unwrap_or(d.answer_burst_octets),
         };
@@ -288,6 +306,15 @@ impl LimitsSection {
         anyhow::ensure!(l.max_rpm_results >= 1, "limits.max_rpm_results must be ≥ 1");
         anyhow::ensure!(l.max_rpm_octets >= 1, "limits.max_rpm_octets must be ≥ 1");
         anyhow::ensure!(l.max_objects >= 1, "limits.max_objects must be ≥ 1");
+        anyhow::ensure!(l.max_cov_per_address >= 1, "limits.max_cov_per_address must be ≥ 1");
+        anyhow::ensure!(
+            l.reserved_cov_subscriptions < l.max_cov_subscriptions.max(1),
+            "limits.reserved_cov_subscriptions must be below max_cov_subscriptions"
+        );
+        anyhow::ensure!(
+            l.max_cov_lifetime.is_none_or(|s| s >= 1),
+            "limits.max_cov_lifetime must be ≥ 1 second (leave it out for no maximum)"
+        );
         anyhow::ensure!(
             l.answer_octets_per_second == 0 || l.answer_burst_octets >= 1476,
             "limits.answer_burst_octets must be ≥ 1476 (one segment) while answers are budgeted"

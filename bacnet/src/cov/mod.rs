@@ -113,11 +113,34 @@ pub struct CovConfig {
     pub max_subscriptions_per_subscriber: usize,
     /// Subscriptions the table holds in all.
     pub max_subscriptions: usize,
+    /// Subscriptions one origin may hold over all its subscriber addresses:
+    /// for B/IP an IP address, whatever its ports (see
+    /// [`CovTable::with_origin`]), so one host cannot take the table by
+    /// subscribing from many source ports.
+    pub max_subscriptions_per_origin: usize,
+    /// The last this many places of the table go only to origins holding
+    /// fewer than [`CovConfig::max_subscriptions_per_subscriber`]: when a
+    /// few heavy origins have filled the rest, a new subscriber still gets
+    /// a place.
+    pub reserved_subscriptions: usize,
+    /// The longest finite lifetime accepted, in seconds; a longer one is
+    /// refused with `services: parameter-out-of-range`. `None`: no maximum.
+    pub max_lifetime: Option<u32>,
+    /// Accept an indefinite lifetime (0, or none given). Front ends use
+    /// it; refuse it only where every subscriber renews.
+    pub allow_indefinite: bool,
 }
 
 impl Default for CovConfig {
     fn default() -> Self {
-        CovConfig { max_subscriptions_per_subscriber: 64, max_subscriptions: 1024 }
+        CovConfig {
+            max_subscriptions_per_subscriber: 64,
+            max_subscriptions: 1024,
+            max_subscriptions_per_origin: 256,
+            reserved_subscriptions: 64,
+            max_lifetime: None,
+            allow_indefinite: true,
+        }
     }
 }
 
@@ -178,13 +201,22 @@ pub enum Refusal {
     /// [`CovConfig::max_subscriptions_per_subscriber`] subscriptions already.
     SubscriberLimit,
     /// `resources: no-space-to-add-list-element`: the table holds
-    /// [`CovConfig::max_subscriptions`] subscriptions already.
+    /// [`CovConfig::max_subscriptions`] subscriptions already, or all but
+    /// the reserved ones and this origin is not a light one.
     TableFull,
+    /// `resources: no-space-to-add-list-element`: the subscriber's origin
+    /// (its IP address) holds [`CovConfig::max_subscriptions_per_origin`]
+    /// subscriptions already.
+    OriginLimit,
+    /// `services: parameter-out-of-range`: a lifetime longer than
+    /// [`CovConfig::max_lifetime`], or an indefinite one where
+    /// [`CovConfig::allow_indefinite`] is false.
+    LifetimeOutOfRange,
 }
 
 impl Refusal {
     /// Every refusal, in declaration order.
-    pub const ALL: [Refusal; 10] = [
+    pub const ALL: [Refusal; 12] = [
         Refusal::UnknownObject,
         Refusal::ObjectNotCovCapable,
         Refusal::UnknownProperty,
@@ -195,6 +227,8 @@ impl Refusal {
         Refusal::InconsistentParameters,
         Refusal::SubscriberLimit,
         Refusal::TableFull,
+        Refusal::OriginLimit,
+        Refusal::LifetimeOutOfRange,
     ];
 
     /// The error class and code the request is answered with.
@@ -206,9 +240,11 @@ impl Refusal {
             Refusal::NotCovProperty => (ErrorClass::PROPERTY, ErrorCode::NOT_COV_PROPERTY),
             Refusal::PropertyIsNotAnArray => (ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY),
             Refusal::InvalidArrayIndex => (ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX),
-            Refusal::CovIncrementOutOfRange => (ErrorClass::SERVICES, ErrorCode::PARAMETER_OUT_OF_RANGE),
+            Refusal::CovIncrementOutOfRange | Refusal::LifetimeOutOfRange => {
+                (ErrorClass::SERVICES, ErrorCode::PARAMETER_OUT_OF_RANGE)
+            }
             Refusal::InconsistentParameters => (ErrorClass::SERVICES, ErrorCode::INCONSISTENT_PARAMETERS),
-            Refusal::SubscriberLimit | Refusal::TableFull => {
+            Refusal::SubscriberLimit | Refusal::TableFull | Refusal::OriginLimit => {
                 (ErrorClass::RESOURCES, ErrorCode::NO_SPACE_TO_ADD_LIST_ELEMENT)
             }
         };

@@ -114,12 +114,28 @@ pub struct CovTable<A> {
     pub(super) objects: BTreeMap<ObjectIdentifier, Monitored<A>>,
     pub(super) notifications: VecDeque<Notification<A>>,
     pub(super) counters: CovCounters,
+    /// Maps a subscriber to the origin its subscriptions count against.
+    origin: fn(&A) -> A,
 }
 
 impl<A: Ord + Clone> CovTable<A> {
-    /// An empty table with `config`.
+    /// An empty table with `config`; each subscriber address is its own
+    /// origin.
     pub fn new(config: CovConfig) -> Self {
-        CovTable { config, objects: BTreeMap::new(), notifications: VecDeque::new(), counters: CovCounters::default() }
+        Self::with_origin(config, A::clone)
+    }
+
+    /// An empty table with `config` whose per-origin quota counts each
+    /// subscriber against `origin(subscriber)`: for B/IP its IP address
+    /// without the port.
+    pub fn with_origin(config: CovConfig, origin: fn(&A) -> A) -> Self {
+        CovTable {
+            config,
+            objects: BTreeMap::new(),
+            notifications: VecDeque::new(),
+            counters: CovCounters::default(),
+            origin,
+        }
     }
 
     /// The limits in force.
@@ -240,7 +256,11 @@ impl<A: Ord + Clone> CovTable<A> {
             return Err(Refusal::CovIncrementOutOfRange);
         }
         let expires = match request.lifetime {
+            None | Some(0) if !self.config.allow_indefinite => return Err(Refusal::LifetimeOutOfRange),
             None | Some(0) => None,
+            Some(s) if self.config.max_lifetime.is_some_and(|max| s > max) => {
+                return Err(Refusal::LifetimeOutOfRange);
+            }
             Some(s) => Some(now.saturating_add(Duration::from_secs(u64::from(s)))),
         };
         if let Some(sub) = self.objects.get_mut(&request.object).and_then(|m| m.subscriptions.get_mut(&key)) {
@@ -250,16 +270,25 @@ impl<A: Ord + Clone> CovTable<A> {
             sub.initial_due = true;
             return Ok(Subscribed::Renewed);
         }
-        let held = self
-            .objects
-            .values()
-            .flat_map(|m| m.subscriptions.keys())
-            .filter(|k| k.subscriber == key.subscriber)
-            .count();
+        let origin = (self.origin)(&key.subscriber);
+        let (mut held, mut held_by_origin, mut total) = (0, 0, 0);
+        for k in self.objects.values().flat_map(|m| m.subscriptions.keys()) {
+            total += 1;
+            held += usize::from(k.subscriber == key.subscriber);
+            held_by_origin += usize::from((self.origin)(&k.subscriber) == origin);
+        }
         if held >= self.config.max_subscriptions_per_subscriber {
             return Err(Refusal::SubscriberLimit);
         }
-        if self.len() >= self.config.max_subscriptions {
+        if held_by_origin >= self.config.max_subscriptions_per_origin {
+            return Err(Refusal::OriginLimit);
+        }
+        if total >= self.config.max_subscriptions {
+            return Err(Refusal::TableFull);
+        }
+        // The reserve: the last places go to light origins only.
+        let unreserved = self.config.max_subscriptions.saturating_sub(self.config.reserved_subscriptions);
+        if total >= unreserved && held_by_origin >= self.config.max_subscriptions_per_subscriber {
             return Err(Refusal::TableFull);
         }
         let sub = Subscription {

@@ -293,7 +293,11 @@ fn each_subscriber_is_measured_against_what_it_was_last_told() {
 
 #[test]
 fn resubscribing_refreshes_the_lifetime_replaces_the_parameters_and_sends_the_initial_notification_again() {
-    let mut t = CovTable::new(CovConfig { max_subscriptions_per_subscriber: 1, max_subscriptions: 1 });
+    let mut t = CovTable::new(CovConfig {
+        max_subscriptions_per_subscriber: 1,
+        max_subscriptions: 1,
+        ..without_origin_limits()
+    });
     subscribe!(t, secs(0), WORKSTATION, 1, ai(1), Some(false), Some(60)).unwrap();
     values!(t, secs(0), ai(1), P::PRESENT_VALUE => real(20.0));
     notified(&mut t);
@@ -412,7 +416,11 @@ fn a_deleted_object_takes_its_subscriptions_with_it() {
 
 #[test]
 fn the_per_subscriber_limit_refuses_with_no_space_to_add_list_element() {
-    let mut t = CovTable::new(CovConfig { max_subscriptions_per_subscriber: 2, max_subscriptions: 10 });
+    let mut t = CovTable::new(CovConfig {
+        max_subscriptions_per_subscriber: 2,
+        max_subscriptions: 10,
+        ..without_origin_limits()
+    });
     subscribe!(t, secs(0), WORKSTATION, 1, ai(1), Some(false), None).unwrap();
     subscribe!(t, secs(0), WORKSTATION, 1, ai(2), Some(false), None).unwrap();
     let refused = subscribe!(t, secs(0), WORKSTATION, 1, ai(3), Some(false), None).unwrap_err();
@@ -428,7 +436,11 @@ fn the_per_subscriber_limit_refuses_with_no_space_to_add_list_element() {
 
 #[test]
 fn the_table_limit_refuses_with_no_space_to_add_list_element() {
-    let mut t = CovTable::new(CovConfig { max_subscriptions_per_subscriber: 10, max_subscriptions: 2 });
+    let mut t = CovTable::new(CovConfig {
+        max_subscriptions_per_subscriber: 10,
+        max_subscriptions: 2,
+        ..without_origin_limits()
+    });
     subscribe!(t, secs(0), WORKSTATION, 1, ai(1), Some(false), Some(10)).unwrap();
     subscribe!(t, secs(0), LOGGER, 1, ai(1), Some(false), None).unwrap();
     let refused = subscribe!(t, secs(0), "third", 1, ai(1), Some(false), None).unwrap_err();
@@ -437,6 +449,80 @@ fn the_table_limit_refuses_with_no_space_to_add_list_element() {
     assert_eq!(t.counters().refused.get(Refusal::TableFull), 1);
     // An expired subscription does not hold its slot.
     assert_eq!(subscribe!(t, secs(10), "third", 1, ai(1), Some(false), None), Ok(Subscribed::Created));
+}
+
+/// A subscriber on B/IP: (IP address, UDP port); its origin is the address.
+type Host = (u8, u16);
+
+fn by_address() -> CovTable<Host> {
+    let config = CovConfig {
+        max_subscriptions_per_subscriber: 64,
+        max_subscriptions: 4096,
+        max_subscriptions_per_origin: 1024,
+        reserved_subscriptions: 256,
+        ..CovConfig::default()
+    };
+    CovTable::with_origin(config, |h| (h.0, 0))
+}
+
+#[test]
+fn one_host_subscribing_from_70_ports_is_held_to_its_origin_quota() {
+    let mut t = by_address();
+    let mut created = 0;
+    for port in 0..70u16 {
+        for i in 0..64 {
+            created += usize::from(subscribe!(t, secs(0), (1, 40_000 + port), 1, ai(i), Some(false), None).is_ok());
+        }
+    }
+    assert_eq!(created, 1024, "the attacker's address holds its quota, not the 4,096 places");
+    assert_eq!(t.counters().refused.get(Refusal::OriginLimit), 70 * 64 - 1024);
+    assert_eq!(Refusal::OriginLimit.error(), error(ErrorClass::RESOURCES, ErrorCode::NO_SPACE_TO_ADD_LIST_ELEMENT));
+    // A front end elsewhere still subscribes.
+    assert_eq!(subscribe!(t, secs(0), (2, 47808), 7, ai(1), Some(true), Some(300)), Ok(Subscribed::Created));
+}
+
+#[test]
+fn when_heavy_hosts_fill_the_table_a_new_subscriber_gets_a_reserved_place() {
+    let mut t = by_address();
+    // Four hosts take their quota each (3,840 fit outside the reserve).
+    for host in 1..=4u8 {
+        for port in 0..16u16 {
+            for i in 0..64 {
+                let _ = subscribe!(t, secs(0), (host, port), 1, ai(i), Some(false), None);
+            }
+        }
+    }
+    assert_eq!(t.len(), 4096 - 256, "the heavy hosts stop at the reserve");
+    assert!(t.counters().refused.get(Refusal::TableFull) > 0);
+    // A light host gets a reserved place, up to one subscriber's worth.
+    for i in 0..64 {
+        assert_eq!(subscribe!(t, secs(0), (5, 47808), 1, ai(i), Some(false), None), Ok(Subscribed::Created));
+    }
+    assert_eq!(subscribe!(t, secs(0), (5, 47809), 1, ai(0), Some(false), None), Err(Refusal::TableFull));
+    assert_eq!(subscribe!(t, secs(0), (6, 47808), 1, ai(0), Some(false), None), Ok(Subscribed::Created));
+    // Renewals and cancellations are never refused for the limits.
+    assert_eq!(subscribe!(t, secs(1), (1, 0), 1, ai(0), Some(false), None), Ok(Subscribed::Renewed));
+}
+
+#[test]
+fn a_maximum_lifetime_refuses_longer_ones_and_indefinite_ones_only_when_configured() {
+    let config = CovConfig { max_lifetime: Some(3600), ..CovConfig::default() };
+    let mut t = CovTable::new(config);
+    assert_eq!(subscribe!(t, secs(0), WORKSTATION, 1, ai(1), Some(false), Some(3600)), Ok(Subscribed::Created));
+    let refused = subscribe!(t, secs(0), WORKSTATION, 2, ai(1), Some(false), Some(3601)).unwrap_err();
+    assert_eq!(refused, Refusal::LifetimeOutOfRange);
+    assert_eq!(refused.error(), error(ErrorClass::SERVICES, ErrorCode::PARAMETER_OUT_OF_RANGE));
+    // Lifetime 0 (indefinite) is still honoured: front ends use it.
+    assert_eq!(subscribe!(t, secs(0), WORKSTATION, 3, ai(1), Some(false), Some(0)), Ok(Subscribed::Created));
+    assert_eq!(subscribe!(t, secs(0), WORKSTATION, 4, ai(1), Some(false), None), Ok(Subscribed::Created));
+
+    let mut strict = CovTable::new(CovConfig { allow_indefinite: false, ..config });
+    assert_eq!(
+        subscribe!(strict, secs(0), WORKSTATION, 1, ai(1), Some(false), Some(0)),
+        Err(Refusal::LifetimeOutOfRange)
+    );
+    assert_eq!(subscribe!(strict, secs(0), WORKSTATION, 1, ai(1), Some(false), None), Err(Refusal::LifetimeOutOfRange));
+    assert_eq!(subscribe!(strict, secs(0), WORKSTATION, 1, ai(1), Some(false), Some(60)), Ok(Subscribed::Created));
 }
 
 #[test]
@@ -739,7 +825,7 @@ proptest! {
     /// or notifies after it.
     #[test]
     fn any_sequence_keeps_the_limits_and_never_notifies_an_expired_subscription(ops in proptest::collection::vec(op(), 1..80)) {
-        let config = CovConfig { max_subscriptions_per_subscriber: 3, max_subscriptions: 8 };
+        let config = CovConfig { max_subscriptions_per_subscriber: 3, max_subscriptions: 8, ..without_origin_limits() };
         let mut t = CovTable::new(config);
         let mut now = Duration::ZERO;
         for op in ops {
@@ -800,4 +886,10 @@ proptest! {
             prop_assert_eq!(COVSubscription::decode_list(&value).unwrap().len(), t.active_subscriptions(now).count());
         }
     }
+}
+
+/// The default configuration without the per-origin quota and the reserve,
+/// for the tests of the per-subscriber and table limits.
+fn without_origin_limits() -> CovConfig {
+    CovConfig { max_subscriptions_per_origin: usize::MAX, reserved_subscriptions: 0, ..CovConfig::default() }
 }

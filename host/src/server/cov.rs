@@ -73,7 +73,7 @@ impl Cov {
     /// An empty table with `config`'s limits.
     pub fn new(config: CovConfig) -> Self {
         Cov {
-            table: Mutex::new(CovTable::new(config)),
+            table: Mutex::new(CovTable::with_origin(config, DeviceAddress::origin)),
             epoch: Instant::now(),
             initial: Notify::new(),
             stats: CovStats::default(),

@@ -93,6 +93,19 @@ pub struct Limits {
     pub max_cov_per_subscriber: usize,
     /// COV subscriptions over all subscribers.
     pub max_cov_subscriptions: usize,
+    /// COV subscriptions one IP address may hold over all its ports (an
+    /// MS/TP station: over its processes); more are refused with
+    /// resources/no-space-to-add-list-element.
+    pub max_cov_per_address: usize,
+    /// The last places of the COV table, kept for addresses holding fewer
+    /// than `max_cov_per_subscriber`: a new front end still subscribes when
+    /// heavy ones have filled the rest.
+    pub reserved_cov_subscriptions: usize,
+    /// The longest finite COV lifetime accepted, in seconds (`None`: no
+    /// maximum); longer → services/parameter-out-of-range.
+    pub max_cov_lifetime: Option<u32>,
+    /// Accept indefinite COV subscriptions (lifetime 0 or none).
+    pub allow_indefinite_cov: bool,
     /// Octets of segmented answers one origin (a requester's IP address,
     /// whatever its port; an MS/TP station) may draw per second; 0: no
     /// bound. Beyond it, segmented answers are refused with Abort
@@ -112,6 +125,10 @@ impl Default for Limits {
             max_objects: 10_000,
             max_cov_per_subscriber: 64,
             max_cov_subscriptions: 4096,
+            max_cov_per_address: 1024,
+            reserved_cov_subscriptions: 256,
+            max_cov_lifetime: None,
+            allow_indefinite_cov: true,
             answer_octets_per_second: bacnet::tsm::AnswerBudget::default().octets_per_second,
             answer_burst_octets: bacnet::tsm::AnswerBudget::default().burst_octets,
         }

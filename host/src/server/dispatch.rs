@@ -156,9 +156,14 @@ impl<M: ObjectModel> Server<M> {
     /// A server for `model`, presenting its Device object as `host.id`.
     /// `model_device` is the Device object's identifier inside the model.
     pub fn new(model: M, model_device: ObjectIdentifier, host: HostDevice) -> Self {
+        let limits = &host.config.limits;
         let cov = Cov::new(bacnet::cov::CovConfig {
-            max_subscriptions_per_subscriber: host.config.limits.max_cov_per_subscriber,
-            max_subscriptions: host.config.limits.max_cov_subscriptions,
+            max_subscriptions_per_subscriber: limits.max_cov_per_subscriber,
+            max_subscriptions: limits.max_cov_subscriptions,
+            max_subscriptions_per_origin: limits.max_cov_per_address,
+            reserved_subscriptions: limits.reserved_cov_subscriptions,
+            max_lifetime: limits.max_cov_lifetime,
+            allow_indefinite: limits.allow_indefinite_cov,
         });
         Server {
             model,

@@ -161,6 +161,57 @@ async fn the_per_subscriber_limit_refuses_with_no_space_and_a_cancellation_frees
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_host_subscribing_from_many_ports_cannot_fill_the_table_for_another() {
+    let _timing = crate::peers::shared().await;
+    let limits = Limits {
+        max_cov_per_subscriber: 8,
+        max_cov_per_address: 16,
+        max_cov_subscriptions: 40,
+        reserved_cov_subscriptions: 8,
+        ..Limits::default()
+    };
+    let (device, server, gateway) = serve_demo(limits).await;
+    // Five ports of 127.0.0.1, eight indefinite subscriptions each.
+    let mut refused = 0;
+    for _ in 0..5 {
+        let flooder = client().await;
+        for process in 1..=8 {
+            match flooder.subscribe_cov(&device, &CovSubscription::new(process, av(1))).await {
+                Ok(()) => {}
+                Err(e) => {
+                    assert_eq!(
+                        e.bacnet_error(),
+                        Some((ErrorClass::RESOURCES, ErrorCode::NO_SPACE_TO_ADD_LIST_ELEMENT))
+                    );
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert_eq!((server.cov().subscriptions(), refused), (16, 24), "127.0.0.1 holds its quota of 16");
+    // A front end on another address still subscribes.
+    let front_end =
+        Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::new(127, 0, 0, 2), 0), ..Default::default() })
+            .await
+            .unwrap();
+    front_end.subscribe_cov(&device, &CovSubscription::new(1, av(1)).lifetime(300)).await.unwrap();
+    gateway.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_maximum_lifetime_refuses_longer_subscriptions() {
+    let _timing = crate::peers::shared().await;
+    let limits = Limits { max_cov_lifetime: Some(600), ..Limits::default() };
+    let (device, _server, gateway) = serve_demo(limits).await;
+    let c = client().await;
+    let long = c.subscribe_cov(&device, &CovSubscription::new(1, av(1)).lifetime(601)).await.unwrap_err();
+    assert_eq!(long.bacnet_error(), Some((ErrorClass::SERVICES, ErrorCode::PARAMETER_OUT_OF_RANGE)));
+    c.subscribe_cov(&device, &CovSubscription::new(1, av(1)).lifetime(600)).await.unwrap();
+    c.subscribe_cov(&device, &CovSubscription::new(2, av(1))).await.unwrap();
+    gateway.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_expires_with_its_lifetime() {
     let _timing = crate::peers::shared().await;
     let (device, server, gateway) = serve_demo(Limits::default()).await;
