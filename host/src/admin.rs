@@ -6,11 +6,15 @@
 //! every connection's peer credentials are checked — only the same user or
 //! root is served. One JSON request per line, one JSON answer per line.
 //!
+//! A swap reads, checks and compiles files a vendor supplied: that runs on a
+//! thread of its own under a time limit ([`crate::offload`]), never on a
+//! runtime worker, so no file can stall the BACnet service meanwhile.
+//!
 //! Must never: listen on a network address, follow a request from another
 //! user, or leave a device without a working plugin (a failed swap keeps the
 //! old instance serving).
 
-use crate::plugin::{PluginConfig, PluginEngine, PluginModel, PluginSource};
+use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, PluginSource, VET_TIME_LIMIT};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -116,15 +120,20 @@ impl Admin {
     async fn swap(&self, device: u32, file: &Path) -> Result<Response, String> {
         let (current, config) =
             self.devices.get(&device).ok_or_else(|| format!("no device {device} is served here"))?;
-        let (bytes, mut next_config) = (self.vet)(file, config.clone())?;
+        let (vet, path, base) = (self.vet.clone(), file.to_path_buf(), config.clone());
+        let (bytes, mut next_config) =
+            crate::offload::run(format!("vetting {}", file.display()), VET_TIME_LIMIT, move || vet(&path, base))
+                .await
+                .map_err(|e| e.to_string())??;
         let started = Instant::now();
         let engine = self.engine.clone();
         next_config.name = format!("{}+", config.name);
-        let next =
-            tokio::task::spawn_blocking(move || PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
+        let next = crate::offload::run(format!("loading {}", file.display()), LOAD_TIME_LIMIT, move || {
+            PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
         let load_ms = started.elapsed().as_secs_f64() * 1e3;
         let paused = Instant::now();
         let info = current.swap(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;

@@ -12,5 +12,6 @@ pub mod client;
 pub mod config;
 mod deadline;
 pub mod model;
+pub mod offload;
 pub mod plugin;
 pub mod server;

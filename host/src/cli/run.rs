@@ -6,7 +6,8 @@
 use super::Failure;
 use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
 use crate::model::ObjectModel;
-use crate::plugin::{PluginConfig, PluginEngine, PluginModel, builtin, policy};
+use crate::offload;
+use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, VET_TIME_LIMIT, builtin, policy};
 use crate::server::{DeviceConfig, build, serve, serve_mstp};
 use anyhow::Context;
 use clap::Args;
@@ -155,23 +156,30 @@ async fn start_device(
     let base_config = pc.clone();
     let plugin = d.plugin_ref(base)?;
     let engine = engine.clone();
-    let (policy, device_memory_mb) = (policy.clone(), d.memory_mb);
-    let (model, granted) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        Ok(match plugin {
-            PluginRef::Builtin("demo-building") => (PluginModel::load(&engine, builtin::DEMO_BUILDING, pc), None),
-            PluginRef::Builtin(_) => (PluginModel::load(&engine, Path::new(builtin::BULK_OBJECTS_PATH), pc), None),
-            PluginRef::File(path) => {
-                // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
-                // plugin::policy grants it (built-ins are trusted by construction); the bytes
-                // checked are the bytes loaded.
-                let (component, caps) = policy::check_file(&path, &policy)?;
-                caps.apply(&mut pc, device_memory_mb);
-                (PluginModel::load(&engine, &component[..], pc), Some(caps))
-            }
-        })
+    // Reading, checking and compiling run off the runtime, each under a time
+    // limit (crate::offload): no plugin file can stall start-up forever.
+    let (source, granted) = match plugin {
+        PluginRef::Builtin("demo-building") => (Source::Bytes(builtin::DEMO_BUILDING), None),
+        PluginRef::Builtin(_) => (Source::File(PathBuf::from(builtin::BULK_OBJECTS_PATH)), None),
+        PluginRef::File(path) => {
+            // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
+            // plugin::policy grants it (built-ins are trusted by construction); the bytes
+            // checked are the bytes loaded.
+            let (rules, what) = (policy.clone(), format!("vetting {}", path.display()));
+            let (component, caps) =
+                offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules)).await??;
+            caps.apply(&mut pc, d.memory_mb);
+            (Source::Vetted(component), Some(caps))
+        }
+    };
+    let what = format!("loading plugin {}", pc.name);
+    let model = offload::run(what, LOAD_TIME_LIMIT, move || match &source {
+        Source::Bytes(bytes) => PluginModel::load(&engine, *bytes, pc),
+        Source::File(path) => PluginModel::load(&engine, path.as_path(), pc),
+        Source::Vetted(component) => PluginModel::load(&engine, &component[..], pc),
     })
-    .await??;
-    let model = model.context("loading the plugin")?;
+    .await?
+    .context("loading the plugin")?;
     if let Some(caps) = granted {
         caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
     } // ---- end signed plugins
@@ -184,6 +192,13 @@ async fn start_device(
         ..Default::default()
     };
     Ok((model, bip, config, base_config))
+}
+
+/// Where a device's component comes from, once vetted.
+enum Source {
+    Bytes(&'static [u8]),
+    File(PathBuf),
+    Vetted(Vec<u8>),
 }
 
 /// Swap `device`'s plugin whenever `file` changes (polled every 2 s; a file

@@ -1,6 +1,7 @@
 //! Host integration tests: one binary, one module per area.
 
 mod capture;
+mod child;
 mod cli;
 mod control;
 mod cov;
@@ -17,3 +18,4 @@ mod served;
 mod server;
 mod signing;
 mod swap;
+mod vetting;
