@@ -7,6 +7,7 @@
 //! - [`cli`]: the `trellis` command line.
 
 pub mod admin;
+pub mod admin_dir;
 pub mod cli;
 pub mod client;
 pub mod config;

@@ -29,8 +29,9 @@ pub struct RunArgs {
     /// Host directory the plugin sees as /data.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The local admin socket for `trellis plugin swap` [default: $TRELLIS_ADMIN_SOCKET,
-    /// else $XDG_RUNTIME_DIR/trellis/admin.sock, else /tmp/trellis-UID/admin.sock].
+    /// The local admin socket for `trellis plugin swap` [default: $TRELLIS_ADMIN_SOCKET, else
+    /// /run/trellis/admin.sock for root, else $XDG_RUNTIME_DIR/trellis/admin.sock, else
+    /// /tmp/trellis-UID/admin.sock]. Its directory must be ours and mode 0700 (created so if missing).
     #[arg(long)]
     pub admin_socket: Option<PathBuf>,
 }

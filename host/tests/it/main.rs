@@ -1,5 +1,6 @@
 //! Host integration tests: one binary, one module per area.
 
+mod admin_socket;
 mod capture;
 mod child;
 mod cli;
