@@ -2,6 +2,9 @@
 //! `demo-building` plugin as one BACnet/IP device on 127.0.0.1:47808; flags
 //! override the bind address, port, device instance and plugin of that
 //! single device. With `--config FILE` it serves every `[[device]]` in it.
+//!
+//! It warns once per device that takes DeviceCommunicationControl and
+//! ReinitializeDevice from the network without a password.
 
 use super::Failure;
 use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
@@ -84,6 +87,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             info.name,
             info.version
         );
+        if d.management_open_to_the_network() {
+            let instance = server.device_id().instance;
+            tracing::warn!(
+                "device {instance} on {on} has no `password`: DeviceCommunicationControl and ReinitializeDevice \
+                 are accepted from anyone who can reach it; set `password` in its [[device]] section (--config)"
+            );
+        }
         swappable.insert(server.device_id().instance, (model.clone(), base_config));
         if d.watch
             && let PluginRef::File(path) = d.plugin_ref(&base)?

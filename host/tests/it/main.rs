@@ -9,6 +9,7 @@ mod cov;
 mod crowd;
 mod gateway;
 mod interop;
+mod lifecycle;
 mod management;
 mod mstp;
 mod peers;
