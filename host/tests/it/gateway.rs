@@ -3,9 +3,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A running gateway.
 pub struct Gateway {
@@ -71,6 +71,27 @@ impl Gateway {
     /// What the gateway wrote on stderr so far.
     pub fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Send SIGTERM to the gateway's PID (as systemd and `kill` do).
+    pub fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(status.success(), "kill -TERM {pid} failed");
+    }
+
+    /// Wait up to `limit` for the gateway to exit; `None` if it is still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the gateway") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
