@@ -222,7 +222,9 @@ impl Server {
         let mut admin_socket = None;
         let (program, args): (&PathBuf, Vec<String>) = match kind {
             TargetKind::Trellis => {
-                let admin = programs.work_dir.join(format!("trellis-{port}.sock"));
+                // In a directory of its own, which trellis creates private (mode
+                // 0700): it refuses a socket directory others may enter.
+                let admin = programs.work_dir.join(format!("trellis-{port}-admin")).join("admin.sock");
                 let mut args: Vec<String> =
                     ["run", "--admin-socket", &admin.display().to_string()].map(String::from).to_vec();
                 if setup.is_default() {

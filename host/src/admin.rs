@@ -2,18 +2,26 @@
 //! `trellis plugin swap` and `trellis plugin status` talk to.
 //!
 //! Local-only by construction: the socket lives in a directory only the
-//! gateway's user can enter (mode 0700), the socket itself is mode 0600, and
-//! every connection's peer credentials are checked — only the same user or
-//! root is served. One JSON request per line, one JSON answer per line.
+//! gateway's user can enter — created mode 0700, or refused when it is a
+//! symlink, someone else's or open to others (see [`crate::admin_dir`]) —
+//! the socket itself is mode 0600, and every connection's peer credentials
+//! are checked — only the same user or root is served. One JSON request per
+//! line, one JSON answer per line.
+//!
+//! A swap reads, checks and compiles files a vendor supplied: that runs on a
+//! thread of its own under a time limit ([`crate::offload`]), never on a
+//! runtime worker, so no file can stall the BACnet service meanwhile.
 //!
 //! Must never: listen on a network address, follow a request from another
 //! user, or leave a device without a working plugin (a failed swap keeps the
 //! old instance serving).
 
-use crate::plugin::{PluginConfig, PluginEngine, PluginModel, PluginSource};
+use crate::admin_dir::my_uid;
+use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, PluginSource, VET_TIME_LIMIT};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,15 +124,20 @@ impl Admin {
     async fn swap(&self, device: u32, file: &Path) -> Result<Response, String> {
         let (current, config) =
             self.devices.get(&device).ok_or_else(|| format!("no device {device} is served here"))?;
-        let (bytes, mut next_config) = (self.vet)(file, config.clone())?;
+        let (vet, path, base) = (self.vet.clone(), file.to_path_buf(), config.clone());
+        let (bytes, mut next_config) =
+            crate::offload::run(format!("vetting {}", file.display()), VET_TIME_LIMIT, move || vet(&path, base))
+                .await
+                .map_err(|e| e.to_string())??;
         let started = Instant::now();
         let engine = self.engine.clone();
         next_config.name = format!("{}+", config.name);
-        let next =
-            tokio::task::spawn_blocking(move || PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
+        let next = crate::offload::run(format!("loading {}", file.display()), LOAD_TIME_LIMIT, move || {
+            PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
         let load_ms = started.elapsed().as_secs_f64() * 1e3;
         let paused = Instant::now();
         let info = current.swap(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
@@ -134,20 +147,26 @@ impl Admin {
     }
 }
 
-/// The default socket path: `$TRELLIS_ADMIN_SOCKET`, else
-/// `$XDG_RUNTIME_DIR/trellis/admin.sock`, else `/tmp/trellis-<uid>/admin.sock`.
+/// The default socket path, the same for the gateway and for `trellis
+/// plugin swap/status`: `$TRELLIS_ADMIN_SOCKET`; else, for root,
+/// `/run/trellis/admin.sock`; else `$XDG_RUNTIME_DIR/trellis/admin.sock`;
+/// else `/tmp/trellis-<uid>/admin.sock`.
 pub fn default_socket() -> PathBuf {
-    if let Some(p) = std::env::var_os("TRELLIS_ADMIN_SOCKET").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p);
-    }
-    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(d).join("trellis").join("admin.sock");
-    }
-    PathBuf::from(format!("/tmp/trellis-{}", my_uid())).join("admin.sock")
+    socket_path(std::env::var_os("TRELLIS_ADMIN_SOCKET"), std::env::var_os("XDG_RUNTIME_DIR"), my_uid())
 }
 
-fn my_uid() -> u32 {
-    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+/// [`default_socket`] given the override, `$XDG_RUNTIME_DIR` and our uid.
+fn socket_path(explicit: Option<OsString>, runtime_dir: Option<OsString>, uid: u32) -> PathBuf {
+    if let Some(p) = explicit.filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if uid == 0 {
+        return PathBuf::from("/run/trellis/admin.sock");
+    }
+    if let Some(d) = runtime_dir.filter(|v| !v.is_empty()) {
+        return PathBuf::from(d).join("trellis").join("admin.sock");
+    }
+    PathBuf::from(format!("/tmp/trellis-{uid}")).join("admin.sock")
 }
 
 /// Serve requests on a socket from [`bind`] until the future is dropped.
@@ -169,22 +188,25 @@ pub async fn serve(listener: UnixListener, admin: Arc<Admin>) -> anyhow::Result<
     }
 }
 
-/// Create the admin socket at `path` (its directory mode 0700, the socket
-/// 0600). Fails if another live gateway holds it; a stale one is replaced.
+/// Create the admin socket at `path`, mode 0600, in a private directory
+/// ([`crate::admin_dir::prepare`]: created mode 0700, or refused). Fails if
+/// another live gateway holds it; a stale one is replaced.
 pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| anyhow::anyhow!("cannot restrict {} to its owner: {e}", dir.display()))?;
-    }
-    if path.exists() {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    crate::admin_dir::prepare(dir)?;
+    if std::fs::symlink_metadata(path).is_ok() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
             anyhow::bail!("admin socket {} is in use: is another gateway running?", path.display());
         }
-        std::fs::remove_file(path)?; // stale, from a gateway that died
+        // Stale, from a gateway that died.
+        std::fs::remove_file(path).map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
     }
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let listener = UnixListener::bind(path).map_err(|e| anyhow::anyhow!("cannot bind {}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| anyhow::anyhow!("cannot restrict {} to its owner: {e}", path.display()))?;
     Ok(listener)
 }
 
@@ -218,4 +240,21 @@ pub async fn request(path: &Path, req: &Request, timeout: Duration) -> anyhow::R
         .map_err(|_| anyhow::anyhow!("the gateway did not answer within {timeout:?}"))??
         .ok_or_else(|| anyhow::anyhow!("the gateway closed the admin connection"))?;
     Ok(serde_json::from_str(&answer)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_socket_path_is_the_override_else_by_user() {
+        let os = |s: &str| Some(OsString::from(s));
+        assert_eq!(socket_path(os("/x/a.sock"), os("/run/user/1000"), 1000), Path::new("/x/a.sock"));
+        assert_eq!(socket_path(os(""), None, 0), Path::new("/run/trellis/admin.sock"));
+        // Root: the system's runtime directory, whatever its login session says.
+        assert_eq!(socket_path(None, os("/run/user/0"), 0), Path::new("/run/trellis/admin.sock"));
+        assert_eq!(socket_path(None, os("/run/user/1000"), 1000), Path::new("/run/user/1000/trellis/admin.sock"));
+        assert_eq!(socket_path(None, os(""), 1000), Path::new("/tmp/trellis-1000/admin.sock"));
+        assert_eq!(socket_path(None, None, 1000), Path::new("/tmp/trellis-1000/admin.sock"));
+    }
 }

@@ -15,7 +15,9 @@
 //! data_dir = "/var/lib/trellis/demo"    # optional, the plugin's /data
 //! tick_ms = 1000
 //! watch = false                         # hot-swap when the plugin file changes
-//! password = "change-me"                # optional: required by DeviceCommunicationControl and ReinitializeDevice
+//! password = "change-me"                # required by DeviceCommunicationControl and ReinitializeDevice; without it
+//!                                       # any is accepted, and `trellis run` warns if the device is reachable
+//!                                       # beyond this host (bound to a non-loopback address, or on MS/TP)
 //! accept_time_sync = true               # Time/UTCTimeSynchronization set the clock plugins see
 //! memory_mb = 64
 //! deadline_ms = 100
@@ -385,6 +387,22 @@ impl DeviceSection {
             None => Ok(PluginRef::File(base.join(&self.plugin))),
         }
     }
+
+    /// Whether DeviceCommunicationControl and ReinitializeDevice are open to
+    /// anyone who can reach this device: it has no `password` (the standard
+    /// then accepts any), and it is reachable from beyond this host — bound
+    /// to an address other than loopback, or on an MS/TP line. `trellis run`
+    /// warns about each such device once, at start-up.
+    pub fn management_open_to_the_network(&self) -> bool {
+        if self.password.is_some() {
+            return false;
+        }
+        if self.mstp.is_some() {
+            return true;
+        }
+        let ip = self.bind.split('/').next().unwrap_or_default();
+        !ip.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+    }
 }
 
 impl Config {
@@ -504,6 +522,19 @@ mod tests {
         let e = Config::parse("[[device]]\ninstance = 4194303\n").unwrap_err().to_string();
         assert!(e.contains("instance"), "{e}");
         assert!(Config::parse("device = []\n").is_err());
+    }
+
+    #[test]
+    fn management_without_a_password_is_open_only_beyond_loopback() {
+        let device = |text: &str| Config::parse(&format!("[[device]]\n{text}")).unwrap().devices.remove(0);
+        assert!(!device("").management_open_to_the_network(), "the default binds 127.0.0.1");
+        assert!(!device("bind = \"127.0.0.2/8\"\n").management_open_to_the_network());
+        assert!(device("bind = \"0.0.0.0\"\n").management_open_to_the_network());
+        assert!(device("bind = \"192.168.1.10/24\"\n").management_open_to_the_network());
+        assert!(!device("bind = \"192.168.1.10/24\"\npassword = \"s3cret\"\n").management_open_to_the_network());
+        assert!(device("mstp = { device = \"/dev/ttyS1\", mac = 3 }\n").management_open_to_the_network());
+        let guarded = "mstp = { device = \"/dev/ttyS1\", mac = 3 }\npassword = \"s3cret\"\n";
+        assert!(!device(guarded).management_open_to_the_network());
     }
 
     #[test]

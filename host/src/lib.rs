@@ -7,10 +7,12 @@
 //! - [`cli`]: the `trellis` command line.
 
 pub mod admin;
+pub mod admin_dir;
 pub mod cli;
 pub mod client;
 pub mod config;
 mod deadline;
 pub mod model;
+pub mod offload;
 pub mod plugin;
 pub mod server;

@@ -119,6 +119,15 @@ pub enum ModelError {
         /// Plugin name.
         plugin: String,
     },
+    /// The plugin failed and waits out a back-off before it restarts; calls
+    /// meanwhile fail at once, with the failure that started it.
+    #[error("{cause}; waiting to restart")]
+    Restarting {
+        /// Plugin name.
+        plugin: String,
+        /// The failure it is restarting from.
+        cause: Box<ModelError>,
+    },
     /// The plugin returned something that breaks the interface contract
     /// (e.g. a value that does not decode).
     #[error("plugin {plugin} broke the interface contract: {detail}")]

@@ -14,6 +14,9 @@ use clap::{Args, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Largest `--trust-file` accepted.
+const MAX_TRUST_FILE_BYTES: u64 = 64 << 10;
+
 /// Arguments of `trellis plugin`.
 #[derive(Debug, Args)]
 pub struct PluginArgs {
@@ -220,7 +223,8 @@ fn verify(a: VerifyArgs) -> Result<(), Failure> {
         policy.trusted_keys.push(k.clone());
     }
     for f in &a.trust_file {
-        let text = std::fs::read_to_string(f).map_err(|e| other(format!("cannot read {}: {e}", f.display())))?;
+        let text = String::from_utf8(read(f, MAX_TRUST_FILE_BYTES)?)
+            .map_err(|_| other(format!("{}: not UTF-8 text", f.display())))?;
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -261,12 +265,18 @@ fn signing_pub_path(key: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// Read a file of at most `limit` bytes (a regular file; see
+/// [`crate::plugin::bounded_read`]).
 fn read(path: &Path, limit: u64) -> Result<Vec<u8>, Failure> {
-    let meta = std::fs::metadata(path).map_err(|e| other(format!("cannot read {}: {e}", path.display())))?;
-    if meta.len() > limit {
-        return Err(other(format!("{}: {} bytes is larger than {limit}", path.display(), meta.len())));
+    match crate::plugin::bounded_read::read(path, limit) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(other(format!(
+            "cannot read {}: {}",
+            path.display(),
+            std::io::Error::from(std::io::ErrorKind::NotFound)
+        ))),
+        Err(e) => Err(other(e.to_string())),
     }
-    std::fs::read(path).map_err(|e| other(format!("cannot read {}: {e}", path.display())))
 }
 
 /// Read a secret key file, refusing one that group or others may read.
@@ -292,7 +302,7 @@ fn read_secret_key(path: &Path) -> Result<[u8; SECRET_KEY_LEN], Failure> {
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| other(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = read(path, SECRET_KEY_LEN as u64)?;
     bytes.try_into().map_err(|_| other(format!("secret key {}: changed while reading", path.display())))
 }
 

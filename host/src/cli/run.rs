@@ -2,16 +2,23 @@
 //! `demo-building` plugin as one BACnet/IP device on 127.0.0.1:47808; flags
 //! override the bind address, port, device instance and plugin of that
 //! single device. With `--config FILE` it serves every `[[device]]` in it.
+//!
+//! It says "serving" only once every port is bound, stops cleanly on Ctrl-C
+//! or SIGTERM (removing its admin socket), and warns once per device that
+//! takes DeviceCommunicationControl and ReinitializeDevice from the network
+//! without a password.
 
 use super::Failure;
 use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
 use crate::model::ObjectModel;
-use crate::plugin::{PluginConfig, PluginEngine, PluginModel, builtin, policy};
-use crate::server::{DeviceConfig, build, serve, serve_mstp};
+use crate::offload;
+use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, VET_TIME_LIMIT, builtin, policy};
+use crate::server::{DeviceConfig, bind as bind_bip, bind_mstp, build, serve_mstp_on, serve_on};
 use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
 
 /// Arguments of `trellis run`.
 #[derive(Debug, Args, Default)]
@@ -28,14 +35,19 @@ pub struct RunArgs {
     /// Host directory the plugin sees as /data.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The local admin socket for `trellis plugin swap` [default: $TRELLIS_ADMIN_SOCKET,
-    /// else $XDG_RUNTIME_DIR/trellis/admin.sock, else /tmp/trellis-UID/admin.sock].
+    /// The local admin socket for `trellis plugin swap` [default: $TRELLIS_ADMIN_SOCKET, else
+    /// /run/trellis/admin.sock for root, else $XDG_RUNTIME_DIR/trellis/admin.sock, else
+    /// /tmp/trellis-UID/admin.sock]. Its directory must be ours and mode 0700 (created so if missing).
     #[arg(long)]
     pub admin_socket: Option<PathBuf>,
 }
 
-/// Run `trellis run` until Ctrl-C. `bind` and `port` come from the global
-/// options and apply in single-device mode.
+/// Run `trellis run` until Ctrl-C or SIGTERM. `bind` and `port` come from
+/// the global options and apply in single-device mode.
+///
+/// "serving" is said only once every device's port is bound and its plugin
+/// answers; a failure before that is the run's one line of error. Whatever
+/// ends the run, the admin socket is removed.
 pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<(), Failure> {
     let (config, base) = match &a.config {
         Some(path) => (Config::load(path)?, path.parent().unwrap_or(Path::new(".")).to_path_buf()),
@@ -70,31 +82,39 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     for (i, d) in config.devices.iter().enumerate() {
         let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         let info = model.describe();
-        let objects = model.objects().await.map(|o| o.len()).unwrap_or(0);
+        let objects = model.objects().await.context("listing the plugin's objects")?.len();
         let server = build(model.clone(), server_config, d.vendor_id).await?;
-        let on = match &d.mstp {
-            Some(m) => format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac),
-            None => format!("BACnet/IP {}:{}", d.bind, d.port),
+        let instance = server.device_id().instance;
+        let (port, on) = match &d.mstp {
+            Some(m) => {
+                let port = bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?;
+                (Port::Mstp(Box::new(port)), format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac))
+            }
+            None => {
+                let port = bind_bip(&bip).with_context(|| format!("device {}", i + 1))?;
+                let on = format!("BACnet/IP {}", port.local_addr());
+                (Port::Bip(port), on)
+            }
         };
-        eprintln!(
-            "trellis: device {} on {on} — plugin {} {} ({objects} objects)",
-            server.device_id().instance,
-            info.name,
-            info.version
-        );
-        swappable.insert(server.device_id().instance, (model.clone(), base_config));
+        eprintln!("trellis: device {instance} on {on} — plugin {} {} ({objects} objects)", info.name, info.version);
+        if d.management_open_to_the_network() {
+            tracing::warn!(
+                "device {instance} on {on} has no `password`: DeviceCommunicationControl and ReinitializeDevice \
+                 are accepted from anyone who can reach it; set `password` in its [[device]] section (--config)"
+            );
+        }
+        swappable.insert(instance, (model.clone(), base_config));
         if d.watch
             && let PluginRef::File(path) = d.plugin_ref(&base)?
         {
-            watched.push((server.device_id().instance, path));
+            watched.push((instance, path));
         }
-        match &d.mstp {
-            Some(m) => {
-                let port = m.port_config();
-                tasks.spawn(async move { serve_mstp(port, server).await });
+        match port {
+            Port::Mstp(port) => {
+                tasks.spawn(async move { serve_mstp_on(*port, server).await });
             }
-            None => {
-                tasks.spawn(async move { serve(bip, server).await });
+            Port::Bip(port) => {
+                tasks.spawn(async move { serve_on(port, server).await });
             }
         }
         tasks.spawn(tick(model, Duration::from_millis(d.tick_ms)));
@@ -113,30 +133,57 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     for (device, file) in &watched {
         tasks.spawn(watch(admin.clone(), *device, file.clone()));
     }
+    // From here on Ctrl-C and SIGTERM (systemd, `kill`) stop the run the
+    // same way, which removes the admin socket; before, they end the process
+    // at once, with nothing to remove.
+    let listen = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| Failure::from(anyhow::anyhow!("cannot listen for {name}: {e}")))
+    };
+    let (mut interrupt, mut terminate) =
+        (listen(SignalKind::interrupt(), "SIGINT")?, listen(SignalKind::terminate(), "SIGTERM")?);
     let socket = a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket);
     // Without its admin socket the gateway still serves BACnet; it says so.
-    match crate::admin::bind(&socket) {
+    let _socket_file = match crate::admin::bind(&socket) {
         Ok(listener) => {
             tasks.spawn(async move { crate::admin::serve(listener, admin).await });
             eprintln!("trellis: admin socket {}", socket.display());
+            Some(RemoveOnDrop(socket))
         }
-        Err(e) => eprintln!("trellis: no admin socket ({e:#}); hot swap is unavailable"),
-    }
+        Err(e) => {
+            eprintln!("trellis: no admin socket ({e:#}); hot swap is unavailable");
+            None
+        }
+    };
     eprintln!("trellis: serving; Ctrl-C to stop");
-    tokio::select! {
+    let stop = tokio::select! {
         Some(done) = tasks.join_next() => {
-            match done {
+            return match done {
                 Ok(Ok(())) => Err(Failure::from(anyhow::anyhow!("a device stopped serving"))),
                 Ok(Err(e)) => Err(Failure::from(e)),
                 Err(e) => Err(Failure::from(anyhow::Error::from(e))),
-            }
+            };
         }
-        _ = tokio::signal::ctrl_c() => {
-            tasks.shutdown().await;
-            let _ = std::fs::remove_file(&socket);
-            eprintln!("trellis: stopped");
-            Ok(())
-        }
+        _ = interrupt.recv() => "Ctrl-C",
+        _ = terminate.recv() => "SIGTERM",
+    };
+    tracing::info!("{stop}: stopping");
+    tasks.shutdown().await;
+    eprintln!("trellis: stopped");
+    Ok(())
+}
+
+/// A device's port, bound before anything is said to serve.
+enum Port {
+    Bip(crate::server::BipPort),
+    Mstp(Box<crate::server::MstpPort>),
+}
+
+/// Removes the admin socket however the run ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -155,25 +202,32 @@ async fn start_device(
     let base_config = pc.clone();
     let plugin = d.plugin_ref(base)?;
     let engine = engine.clone();
-    let (policy, device_memory_mb) = (policy.clone(), d.memory_mb);
-    let (model, granted) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        Ok(match plugin {
-            PluginRef::Builtin("demo-building") => (PluginModel::load(&engine, builtin::DEMO_BUILDING, pc), None),
-            PluginRef::Builtin(_) => (PluginModel::load(&engine, Path::new(builtin::BULK_OBJECTS_PATH), pc), None),
-            PluginRef::File(path) => {
-                // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
-                // plugin::policy grants it (built-ins are trusted by construction); the bytes
-                // checked are the bytes loaded.
-                let (component, caps) = policy::check_file(&path, &policy)?;
-                caps.apply(&mut pc, device_memory_mb);
-                (PluginModel::load(&engine, &component[..], pc), Some(caps))
-            }
-        })
+    // Reading, checking and compiling run off the runtime, each under a time
+    // limit (crate::offload): no plugin file can stall start-up forever.
+    let (source, granted) = match plugin {
+        PluginRef::Builtin("demo-building") => (Source::Bytes(builtin::DEMO_BUILDING), None),
+        PluginRef::Builtin(_) => (Source::File(PathBuf::from(builtin::BULK_OBJECTS_PATH)), None),
+        PluginRef::File(path) => {
+            // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
+            // plugin::policy grants it (built-ins are trusted by construction); the bytes
+            // checked are the bytes loaded.
+            let (rules, what) = (policy.clone(), format!("vetting {}", path.display()));
+            let (component, caps) =
+                offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules)).await??;
+            caps.apply(&mut pc, d.memory_mb);
+            (Source::Vetted(component), Some(caps))
+        }
+    };
+    let what = format!("loading plugin {}", pc.name);
+    let model = offload::run(what, LOAD_TIME_LIMIT, move || match &source {
+        Source::Bytes(bytes) => PluginModel::load(&engine, *bytes, pc),
+        Source::File(path) => PluginModel::load(&engine, path.as_path(), pc),
+        Source::Vetted(component) => PluginModel::load(&engine, &component[..], pc),
     })
-    .await??;
-    let model = model.context("loading the plugin")?;
+    .await?
+    .context("loading the plugin")?;
     if let Some(caps) = granted {
-        caps.check_objects(model.objects().await.map(|o| o.len()).unwrap_or(0))?;
+        caps.check_objects(model.objects().await.context("listing the plugin's objects")?.len())?;
     } // ---- end signed plugins
     let limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
     let config = DeviceConfig {
@@ -184,6 +238,13 @@ async fn start_device(
         ..Default::default()
     };
     Ok((model, bip, config, base_config))
+}
+
+/// Where a device's component comes from, once vetted.
+enum Source {
+    Bytes(&'static [u8]),
+    File(PathBuf),
+    Vetted(Vec<u8>),
 }
 
 /// Swap `device`'s plugin whenever `file` changes (polled every 2 s; a file

@@ -5,8 +5,16 @@
 //! Each plugin gets a token bucket ([`BURST`] lines, refilled at
 //! [`LINES_PER_SECOND`]); lines beyond it are counted and reported as one
 //! "suppressed" line when logging resumes. Lines longer than [`MAX_LINE`]
-//! bytes are cut. This module must never block on the plugin's behalf beyond
-//! an uncontended mutex, and never buffer more than one line per stream.
+//! bytes are cut.
+//!
+//! A trap says little by itself (`wasm trap: wasm unreachable instruction
+//! executed`); what the plugin wrote on stderr just before — a Rust panic's
+//! message, say — says why. So the last [`LAST_WORDS`] stderr lines of the
+//! current call are kept (rate limit or not) for [`PluginLog::last_words`].
+//!
+//! This module must never block on the plugin's behalf beyond an
+//! uncontended mutex, and never buffer more than one line per stream plus
+//! [`LAST_WORDS`] lines of the current call.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -18,12 +26,18 @@ pub const MAX_LINE: usize = 1024;
 pub const BURST: u32 = 100;
 /// Sustained lines per second.
 pub const LINES_PER_SECOND: u32 = 20;
+/// stderr lines of one call kept to explain its failure.
+pub const LAST_WORDS: usize = 8;
+/// Longest explanation taken from them, in bytes.
+const MAX_LAST_WORDS: usize = 512;
 
 /// The log of one plugin (shared by its host import and its stdio streams).
 #[derive(Debug)]
 pub struct PluginLog {
     plugin: Arc<str>,
     bucket: Mutex<Bucket>,
+    /// stderr lines since [`PluginLog::begin_call`], at most [`LAST_WORDS`].
+    recent: Mutex<Vec<String>>,
 }
 
 #[derive(Debug)]
@@ -39,12 +53,31 @@ impl PluginLog {
         Arc::new(PluginLog {
             plugin,
             bucket: Mutex::new(Bucket { tokens: BURST as f64, last: Instant::now(), suppressed: 0 }),
+            recent: Mutex::new(Vec::new()),
         })
+    }
+
+    /// A call into the plugin begins: forget the stderr of earlier calls.
+    pub fn begin_call(&self) {
+        self.recent.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
+    /// What the plugin's stderr said during the current call about why it
+    /// failed, in one line: a Rust panic's message, else its last line.
+    pub fn last_words(&self) -> Option<String> {
+        explain(&self.recent.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Emit one line from `source` ("log", "stdout", "stderr") unless the
     /// plugin is over its rate.
     pub fn line(&self, level: Level, source: &'static str, text: &str) {
+        if source == "stderr" {
+            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            if recent.len() == LAST_WORDS {
+                recent.remove(0);
+            }
+            recent.push(truncate(text.trim_end_matches(['\r', '\n']), MAX_LINE).to_owned());
+        }
         let suppressed = {
             let mut b = self.bucket.lock().unwrap_or_else(PoisonError::into_inner);
             let now = Instant::now();
@@ -76,6 +109,25 @@ impl PluginLog {
     fn suppressed(&self) -> u64 {
         self.bucket.lock().unwrap().suppressed
     }
+}
+
+/// A Rust panic's message (the lines after `… panicked at FILE:LINE:`, up
+/// to its `note:`), else the last line that says anything.
+fn explain(lines: &[String]) -> Option<String> {
+    let said = |l: &&String| !l.trim().is_empty();
+    let text = match lines.iter().rposition(|l| l.contains(" panicked at ")) {
+        Some(at) => {
+            let message: Vec<&str> = lines[at + 1..]
+                .iter()
+                .filter(said)
+                .map(|l| l.trim())
+                .take_while(|l| !l.starts_with("note: "))
+                .collect();
+            if message.is_empty() { lines[at].trim().to_owned() } else { message.join(" ") }
+        }
+        None => lines.iter().rev().find(said)?.trim().to_owned(),
+    };
+    Some(truncate(&text, MAX_LAST_WORDS).to_owned())
 }
 
 /// The longest prefix of `s` of at most `max` bytes, on a char boundary.
@@ -155,6 +207,31 @@ mod tests {
             log.line(Level::INFO, "log", "x");
         }
         assert!(log.suppressed() >= 4, "{}", log.suppressed());
+    }
+
+    #[test]
+    fn last_words_are_a_panics_message_else_the_last_line_of_this_call() {
+        let log = PluginLog::new("p".into());
+        assert_eq!(log.last_words(), None);
+        for line in [
+            "earlier noise",
+            "thread '<unnamed>' (1) panicked at misbehave/src/lib.rs:54:30:",
+            "misbehave: trap on start",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+        ] {
+            log.line(Level::WARN, "stderr", line);
+        }
+        log.line(Level::INFO, "stdout", "not stderr");
+        assert_eq!(log.last_words().as_deref(), Some("misbehave: trap on start"));
+        log.begin_call();
+        assert_eq!(log.last_words(), None);
+        log.line(Level::WARN, "stderr", "assertion failed: x > 0");
+        log.line(Level::WARN, "stderr", "  ");
+        assert_eq!(log.last_words().as_deref(), Some("assertion failed: x > 0"));
+        for _ in 0..3 * LAST_WORDS {
+            log.line(Level::WARN, "stderr", "x");
+        }
+        assert_eq!(log.recent.lock().unwrap().len(), LAST_WORDS);
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! - [`policy`] and [`signing`]: whether a plugin file may load (signature,
 //!   trusted keys, capability manifest against the operator's `[policy]`)
 //!   and what it is granted. Built-in plugins are trusted by construction.
+//! - `bounded_read`: every plugin file is read through it — regular files
+//!   only, opened without blocking, never more than its cap.
 //!
 //! Architecture invariant: nothing outside this module knows wasmtime or the
 //! WIT types, and no plugin call ever runs on a tokio thread.
@@ -33,6 +35,7 @@
 //! the last of them is answered.
 
 mod bindings;
+pub(crate) mod bounded_read;
 mod cache;
 mod changes;
 mod clock;
@@ -83,6 +86,13 @@ pub mod builtin {
 
 /// Largest component file accepted.
 pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Longest that reading and checking a plugin file's signature and manifest
+/// may take (they are at most a few kilobytes besides the component).
+pub const VET_TIME_LIMIT: Duration = Duration::from_secs(30);
+/// Longest that loading a plugin may take: compiling a large component on a
+/// cache miss takes seconds to minutes on a small gateway.
+pub const LOAD_TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone, Copy)]
@@ -427,9 +437,9 @@ fn watchdog(deadline: Duration, queue_depth: usize) -> Duration {
 }
 
 fn read_component(path: &Path) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.len() > MAX_COMPONENT_BYTES {
-        return Err(format!("{}: {} bytes is larger than {MAX_COMPONENT_BYTES}", path.display(), meta.len()));
+    match bounded_read::read(path, MAX_COMPONENT_BYTES) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(format!("{}: {}", path.display(), std::io::Error::from(std::io::ErrorKind::NotFound))),
+        Err(e) => Err(e.to_string()),
     }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }

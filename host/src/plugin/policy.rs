@@ -20,8 +20,12 @@
 //!
 //! # What the host decides
 //!
-//! In this order, each refusal one [`PolicyError`] naming the plugin file
-//! and the reason:
+//! First, the files must be readable as files: each is read through
+//! `bounded_read`, so one that is not a regular file (a named pipe, a
+//! device, a symlink to one) or holds more than its cap ([`MAX_SIGNATURE_BYTES`],
+//! [`MAX_MANIFEST_BYTES`], [`super::MAX_COMPONENT_BYTES`]) is refused, naming
+//! it, whatever size it reports. Then, in this order, each refusal one
+//! [`PolicyError`] naming the plugin file and the reason:
 //! 1. A signature, when present, must verify and cover exactly this
 //!    component and this manifest, whatever the policy.
 //! 2. Its key must be one of `[policy] trusted_keys`. An unsigned plugin, or
@@ -414,17 +418,10 @@ fn trusted(policy: &PolicySection) -> impl Iterator<Item = [u8; 32]> + '_ {
     policy.trusted_keys.iter().filter_map(|k| signing::parse_public_key(k).ok())
 }
 
-/// `Ok(None)` if the file does not exist.
+/// `Ok(None)` if the file does not exist; refused unless it is a regular
+/// file of at most `limit` bytes (see [`super::bounded_read`]).
 fn read_limited(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    if meta.len() > limit {
-        return Err(format!("{}: {} bytes is larger than {limit}", path.display(), meta.len()));
-    }
-    std::fs::read(path).map(Some).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    super::bounded_read::read(path, limit).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -8,11 +8,13 @@
 //! Failure handling. A call that traps, overruns its deadline or hits the
 //! memory limit fails with the matching [`ModelError`]; the instance is then
 //! dropped and re-instantiated from the [`ObjectModelPluginPre`] according to
-//! the [`RestartPolicy`] — at once the first
-//! time, with back-off after repeated failures (calls meanwhile fail fast with
-//! `Busy`), and finally not at all: the worker marks itself disabled and
-//! exits, and every later call fails with `Disabled`. Other plugins have
-//! their own threads and stores and are never affected.
+//! the [`RestartPolicy`] — at once the first time, with back-off after
+//! repeated failures (calls meanwhile fail fast with `Restarting`, naming
+//! the failure), and finally not at all: the worker marks itself disabled
+//! and exits, and every later call fails with `Disabled`. Other plugins have
+//! their own threads and stores and are never affected. A trap is reported
+//! by what the plugin wrote on stderr during the call (a panic's message)
+//! and the trap itself, in one line; its wasm backtrace goes to the debug log.
 //!
 //! State across restarts. The worker keeps the model's last exported state
 //! (a snapshot) and imports it into every new instance. Snapshots are taken
@@ -198,6 +200,7 @@ impl WorkerHandle {
             last_snapshot: Instant::now(),
             started: false,
             pending: None,
+            last_failure: None,
         };
         std::thread::Builder::new()
             .name(format!("plugin-{name}"))
@@ -320,6 +323,8 @@ struct Worker {
     started: bool,
     /// A job taken from the queue while batching reads, handled next.
     pending: Option<Job>,
+    /// The last failure, told to calls while no instance runs.
+    last_failure: Option<ModelError>,
 }
 
 impl Worker {
@@ -355,7 +360,7 @@ impl Worker {
             }
             let Some(job) = job else { continue };
             if self.live.is_none() {
-                job.fail(ModelError::Busy { plugin: self.spec.name.to_string() });
+                job.fail(self.unavailable());
                 continue;
             }
             match job {
@@ -445,7 +450,7 @@ impl Worker {
                         let e = if self.health.disabled.load(Ordering::Relaxed) {
                             ModelError::Disabled { plugin: self.spec.name.to_string() }
                         } else {
-                            ModelError::Busy { plugin: self.spec.name.to_string() }
+                            self.unavailable()
                         };
                         drop(reply.send(Err(e)));
                         continue;
@@ -523,11 +528,22 @@ impl Worker {
         f: impl FnOnce(&ObjectModelPlugin, &mut Store<PluginState>) -> wasmtime::Result<R>,
     ) -> Result<R, ModelError> {
         let Some(live) = self.live.as_mut() else {
-            return Err(ModelError::Busy { plugin: self.spec.name.to_string() });
+            return Err(self.unavailable());
         };
         live.store.set_epoch_deadline(self.spec.engine.ticks_for(self.spec.deadline));
         live.store.data_mut().limiter.reset();
+        self.spec.log.begin_call();
         f(&live.plugin, &mut live.store).map_err(|e| classify(&self.spec, &e, live.store.data().limiter.hits()))
+    }
+
+    /// What a call gets while no instance runs: the failure being waited
+    /// out, when there is one.
+    fn unavailable(&self) -> ModelError {
+        let plugin = self.spec.name.to_string();
+        match &self.last_failure {
+            Some(cause) => ModelError::Restarting { plugin, cause: Box::new(cause.clone()) },
+            None => ModelError::Busy { plugin },
+        }
     }
 
     fn convert<W, T>(
@@ -543,6 +559,7 @@ impl Worker {
     /// Drop the failed instance and restart it, later, or never.
     fn failed(&mut self, err: ModelError) {
         self.live = None;
+        self.last_failure = Some(err.clone());
         self.health.failures.fetch_add(1, Ordering::Relaxed);
         let name = &*self.spec.name;
         match self.restarts.failed(Instant::now()) {
@@ -585,6 +602,7 @@ impl Worker {
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(spec.engine.ticks_for(spec.deadline));
+        spec.log.begin_call();
         let plugin = spec.pre.instantiate(&mut store).map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
         self.live = Some(Live { store, plugin });
         if std::mem::replace(&mut self.started, true) {
@@ -633,6 +651,17 @@ fn classify(spec: &Spec, e: &wasmtime::Error, hits: LimitHits) -> ModelError {
     if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
         return ModelError::DeadlineExceeded { plugin, limit_ms: spec.deadline.as_millis() as u64 };
     }
-    let detail = format!("{e:#}");
-    ModelError::Trapped { plugin, detail: super::log::truncate(&detail, 512).to_owned() }
+    // One line: what the plugin said (a panic's message), then the trap —
+    // not the wasm backtrace wasmtime wraps it in, which goes to debug.
+    tracing::debug!(plugin, "call failed: {e:?}");
+    let trap = match e.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => e.root_cause().to_string(),
+    };
+    let detail = match spec.log.last_words() {
+        Some(said) => format!("{said} ({trap})"),
+        None => trap,
+    };
+    let detail = detail.replace(['\r', '\n'], " ");
+    ModelError::Trapped { plugin, detail: super::log::truncate(&detail, 1024).to_owned() }
 }

@@ -131,13 +131,15 @@ impl From<ModelError> for Failure {
     fn from(e: ModelError) -> Self {
         // A full queue is load, not a fault: counted (`ServerStats::model_busy`),
         // logged at debug so an overloaded device does not also drown in logs.
-        if matches!(e, ModelError::Busy { .. }) {
+        // So is a plugin waiting out its restart back-off: its failure was
+        // logged once, when it happened.
+        if matches!(e, ModelError::Busy { .. } | ModelError::Restarting { .. }) {
             tracing::debug!(error = %e, "object model busy: request refused");
         } else {
             tracing::warn!(error = %e, "object model failed a request");
         }
         match e {
-            ModelError::Busy { .. } => Failure::Abort(AbortReason::OUT_OF_RESOURCES),
+            ModelError::Busy { .. } | ModelError::Restarting { .. } => Failure::Abort(AbortReason::OUT_OF_RESOURCES),
             _ => Failure::Error(BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM }),
         }
     }

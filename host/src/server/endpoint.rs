@@ -13,14 +13,39 @@ use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use trellis_bip::{BipConfig, BipHandle};
+use trellis_bip::{BipConfig, BipDriver, BipHandle};
+
+/// A B/IP port bound and not yet served: [`bind`] it first to know that
+/// every port is ours before saying so, then [`serve_on`] it.
+pub struct BipPort {
+    handle: BipHandle,
+    driver: BipDriver,
+}
+
+impl BipPort {
+    /// The address bound (the actual port when 0 was asked for).
+    pub fn local_addr(&self) -> std::net::SocketAddrV4 {
+        self.handle.local_addr()
+    }
+}
+
+/// Bind the B/IP port `bip` names.
+pub fn bind(bip: &BipConfig) -> Result<BipPort, trellis_bip::BindError> {
+    let (handle, driver) = trellis_bip::bind(bip)?;
+    Ok(BipPort { handle, driver })
+}
 
 /// Serve `server` on a B/IP port until the port fails or the future is
 /// dropped. Pass an `Arc` to keep a handle on the server (its COV counters,
 /// say) while it serves.
 pub async fn serve<M: ObjectModel>(bip: BipConfig, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
+    serve_on(bind(&bip)?, server).await
+}
+
+/// [`serve`] on a port already bound.
+pub async fn serve_on<M: ObjectModel>(port: BipPort, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
     let server = server.into();
-    let (handle, driver) = trellis_bip::bind(&bip)?;
+    let BipPort { handle, driver } = port;
     tracing::info!(address = %handle.local_addr(), device = %server.device_id(), "serving BACnet/IP");
     let (tx, received) = mpsc::channel(1024);
     tokio::spawn(driver.run(tx));

@@ -5,7 +5,8 @@
 //! [`serve`] runs one device on a B/IP port behind the server transaction
 //! state machine: admission control per peer, segmentation both ways,
 //! requests executed concurrently; [`serve_mstp`] does the same on an MS/TP
-//! port. The host owns the Device object's protocol
+//! port. [`bind`] and [`bind_mstp`] take a port without serving it yet, so
+//! that a gateway knows every port is its own before it says it serves. The host owns the Device object's protocol
 //! properties ([`device`]) and presents the model's Device object under the
 //! configured instance ([`idmap`]).
 //!
@@ -27,8 +28,8 @@ pub use device::{DeviceConfig, HostDevice, Limits};
 pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
 pub use native::DeviceOnlyModel;
 
-pub use endpoint::serve;
-pub use mstp::serve_mstp;
+pub use endpoint::{BipPort, bind, serve, serve_on};
+pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
 
 use crate::model::{ModelError, ObjectModel};
 use anyhow::Context;

@@ -23,7 +23,7 @@ use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use trellis_mstp::{MstpConfig, MstpSender, Received};
+use trellis_mstp::{MstpConfig, MstpDriver, MstpHandle, MstpSender, Received};
 
 /// The MS/TP broadcast address.
 const BROADCAST_MAC: u8 = 255;
@@ -31,12 +31,37 @@ const BROADCAST_MAC: u8 = 255;
 /// NPDUs waiting between the bridge thread and the station task.
 const RECEIVED_QUEUE: usize = 1024;
 
+/// An MS/TP port opened and not yet served: [`bind_mstp`] it first to know
+/// that every port is ours before saying so, then [`serve_mstp_on`] it.
+pub struct MstpPort {
+    handle: MstpHandle,
+    driver: MstpDriver,
+}
+
+impl MstpPort {
+    /// The port's name (its serial device, or the simulated line's station).
+    pub fn name(&self) -> &str {
+        self.driver.name()
+    }
+}
+
+/// Open the MS/TP port `port` names (the driver thread starts when served).
+pub fn bind_mstp(port: MstpConfig) -> Result<MstpPort, trellis_mstp::BindError> {
+    let (handle, driver) = trellis_mstp::bind(port)?;
+    Ok(MstpPort { handle, driver })
+}
+
 /// Serve `server` on the MS/TP port `port` names until the port stops or
 /// the future is dropped (which shuts the port's driver thread down).
 /// Pass an `Arc` to keep a handle on the server while it serves.
 pub async fn serve_mstp<M: ObjectModel>(port: MstpConfig, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
+    serve_mstp_on(bind_mstp(port)?, server).await
+}
+
+/// [`serve_mstp`] on a port already opened.
+pub async fn serve_mstp_on<M: ObjectModel>(port: MstpPort, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
     let server = server.into();
-    let (handle, driver) = trellis_mstp::bind(port)?;
+    let MstpPort { handle, driver } = port;
     let name = driver.name().to_string();
     driver.spawn()?;
     let (sender, from_driver) = handle.into_parts();

@@ -2,26 +2,28 @@
 //! admin socket, ready when it says it is serving, killed by PID on drop.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A running gateway.
 pub struct Gateway {
     child: Child,
     stderr: Arc<Mutex<String>>,
+    socket: PathBuf,
 }
 
 impl Gateway {
-    /// Run `trellis ARGS` with `XDG_CACHE_HOME` and the admin socket under
-    /// `scratch`; wait for its ready line. `Err` holds its stderr when it
-    /// exits first.
+    /// Run `trellis ARGS` with `XDG_CACHE_HOME` under `scratch` and the
+    /// admin socket at [`Gateway::socket_in`]`(scratch)`; wait for its ready
+    /// line. `Err` holds its stderr when it exits first.
     pub fn start(args: &[&str], scratch: &Path) -> Result<Gateway, String> {
+        let socket = Self::socket_in(scratch);
         let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
             .args(args)
             .env("XDG_CACHE_HOME", scratch)
-            .env("TRELLIS_ADMIN_SOCKET", scratch.join("admin.sock"))
+            .env("TRELLIS_ADMIN_SOCKET", &socket)
             .env_remove("TRELLIS_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -47,7 +49,7 @@ impl Gateway {
             }
             let _ = tx.send(false);
         });
-        let gateway = Gateway { child, stderr: log };
+        let gateway = Gateway { child, stderr: log, socket };
         match rx.recv_timeout(Duration::from_secs(180)) {
             Ok(true) => Ok(gateway),
             Ok(false) => Err(gateway.log()),
@@ -55,9 +57,41 @@ impl Gateway {
         }
     }
 
+    /// Where a gateway started with `scratch` puts its admin socket: in a
+    /// directory of its own, which the gateway creates private (mode 0700).
+    pub fn socket_in(scratch: &Path) -> PathBuf {
+        scratch.join("admin").join("admin.sock")
+    }
+
+    /// This gateway's admin socket.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
     /// What the gateway wrote on stderr so far.
     pub fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Send SIGTERM to the gateway's PID (as systemd and `kill` do).
+    pub fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(status.success(), "kill -TERM {pid} failed");
+    }
+
+    /// Wait up to `limit` for the gateway to exit; `None` if it is still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the gateway") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 

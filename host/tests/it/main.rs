@@ -1,13 +1,16 @@
 //! Host integration tests: one binary, one module per area.
 
+mod admin_socket;
 mod amplification;
 mod capture;
+mod child;
 mod cli;
 mod control;
 mod cov;
 mod crowd;
 mod gateway;
 mod interop;
+mod lifecycle;
 mod management;
 mod mstp;
 mod peers;
@@ -18,3 +21,4 @@ mod served;
 mod server;
 mod signing;
 mod swap;
+mod vetting;

@@ -222,10 +222,13 @@ async fn repeated_failures_back_off_then_disable_while_another_instance_keeps_se
 
     // First failure: restarted at once.
     assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
-    // Second: restarted after a back-off, during which calls fail fast.
+    // Second: restarted after a back-off, during which calls fail fast,
+    // saying why.
     assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     assert!(bad.health().backing_off);
-    assert!(matches!(bad.read(vec![pv(av(1))]).await, Err(ModelError::Busy { .. })));
+    let e = bad.read(vec![pv(av(1))]).await.unwrap_err();
+    assert!(matches!(e, ModelError::Restarting { ref cause, .. } if matches!(**cause, ModelError::Trapped { .. })));
+    assert!(e.to_string().contains("misbehave: trap on read of analog-value,666"), "{e}");
     assert_eq!(read_one(&good, pv(av(1))).await.unwrap(), Value::Real(1.0).into());
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Third consecutive failure: disabled for good.
@@ -335,4 +338,22 @@ async fn a_swap_whose_state_the_new_version_refuses_keeps_the_old_instance_servi
     let refused = old.swap(&next).await.expect_err("the new version must refuse the state");
     assert!(refused.to_string().contains("refused the state"), "{refused}");
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(7.5).into(), "the old instance still serves");
+}
+
+#[tokio::test]
+async fn a_trap_in_the_constructor_is_reported_as_that_trap_with_its_message_not_as_busy() {
+    let dir = tmp_dir(&format!("constructor-trap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("misbehave.toml"), "on_start = \"trap\"\n").unwrap();
+    let config = PluginConfig { data_dir: Some(dir.clone()), ..PluginConfig::new("constructor") };
+    // `describe` needs no model: the load succeeds, the first call builds it.
+    let model = PluginModel::load(engine(), misbehave_path().as_path(), config).expect("load misbehave");
+    // At once, restarted at once, then while waiting out the back-off: each
+    // answer says what went wrong.
+    for call in 0..3 {
+        let e = model.objects().await.unwrap_err().to_string();
+        assert!(e.starts_with("plugin constructor trapped: misbehave: trap on start"), "call {call}: {e}");
+        assert!(!e.contains("busy") && !e.contains('\n'), "call {call}: {e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -330,7 +330,7 @@ fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
     assert!(stdout(&o).contains("degrees-"), "{}", stdout(&o));
 
     // Hot swap through the admin socket goes through the same policy.
-    let socket = cache.join("admin.sock");
+    let socket = crate::gateway::Gateway::socket_in(&cache);
     let o = trellis(&["plugin", "swap", "389001", s(&unsigned), "--socket", s(&socket)]);
     assert_refused(&o, "plugin vendor-y.wasm: unsigned, and policy does not allow unsigned plugins");
     let o = trellis(&["plugin", "swap", "389001", s(&signed), "--socket", s(&socket)]);
