@@ -61,6 +61,7 @@ run mixed $STRESS mixed --target all --step-secs $STEP_SECS --warmup-ms $WARMUP_
 run cov $STRESS cov --target all --step-secs $STEP_SECS
 run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
+run amplification $STRESS amplification --target all
 run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 echo "==> runs took $(( $(date +%s) - START )) s"
 

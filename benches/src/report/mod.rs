@@ -5,6 +5,7 @@
 //! leave charts of an earlier run beside a new page (the SVGs it wrote
 //! before and no longer writes are removed).
 
+pub mod amplification;
 pub mod data;
 pub mod page;
 pub mod sections;

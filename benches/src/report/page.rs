@@ -42,6 +42,7 @@ pub fn page(results: &Results) -> Page {
     sections::cov_section(&mut p, results);
     sections::swap_section(&mut p, results);
     sections::cost_section(&mut p, results);
+    super::amplification::amplification_section(&mut p, results);
     mstp_section(&mut p, results);
     not_measured(&mut p.markdown);
     p
