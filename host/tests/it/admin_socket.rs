@@ -5,32 +5,17 @@
 
 use crate::gateway::Gateway;
 use crate::peers::free_port;
+use crate::scratch::Scratch;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// A scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
 impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("trellis-admin-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
     /// A directory `name` with permissions `mode`.
     fn dir(&self, name: &str, mode: u32) -> PathBuf {
         let d = self.0.join(name);
         std::fs::create_dir(&d).unwrap();
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
         d
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -51,7 +36,7 @@ fn my_uid() -> u32 {
 
 #[tokio::test]
 async fn a_missing_socket_directory_is_created_private_and_the_socket_is_owner_only() {
-    let scratch = Scratch::new("missing");
+    let scratch = Scratch::new("admin", "missing");
     let dir = scratch.0.join("run").join("trellis");
     let socket = dir.join("admin.sock");
     let listener = trellis::admin::bind(&socket).unwrap();
@@ -67,7 +52,7 @@ async fn a_missing_socket_directory_is_created_private_and_the_socket_is_owner_o
 
 #[tokio::test]
 async fn a_symlinked_socket_directory_is_refused_and_its_target_left_as_it_was() {
-    let scratch = Scratch::new("symlink");
+    let scratch = Scratch::new("admin", "symlink");
     let target = scratch.dir("elsewhere", 0o755);
     let link = scratch.0.join("trellis-link");
     std::os::unix::fs::symlink(&target, &link).unwrap();
@@ -79,7 +64,7 @@ async fn a_symlinked_socket_directory_is_refused_and_its_target_left_as_it_was()
 
 #[tokio::test]
 async fn a_socket_directory_others_may_enter_is_refused_and_not_chmodded() {
-    let scratch = Scratch::new("mode");
+    let scratch = Scratch::new("admin", "mode");
     let dir = scratch.dir("open", 0o755);
     let e = refusal(&dir.join("admin.sock"));
     assert_eq!(e, format!("admin socket directory {} has mode 0755, not 0700; refusing it", dir.display()));
@@ -95,7 +80,7 @@ async fn a_socket_directory_owned_by_another_user_is_refused() {
         println!("NOTE: not root, so no directory can be given to another user here; test skipped");
         return;
     }
-    let scratch = Scratch::new("owner");
+    let scratch = Scratch::new("admin", "owner");
     let dir = scratch.dir("theirs", 0o700);
     std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
     let e = refusal(&dir.join("admin.sock"));
@@ -108,7 +93,7 @@ async fn a_socket_directory_owned_by_another_user_is_refused() {
 
 #[test]
 fn trellis_run_names_a_refused_socket_directory_and_serves_without_it() {
-    let scratch = Scratch::new("run");
+    let scratch = Scratch::new("admin", "run");
     // The gateway helper's socket directory, made beforehand and open to all.
     let socket = Gateway::socket_in(&scratch.0);
     std::fs::create_dir(socket.parent().unwrap()).unwrap();

@@ -7,6 +7,7 @@
 use crate::child::run_within;
 use crate::gateway::Gateway;
 use crate::peers::free_port;
+use crate::scratch::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -14,27 +15,11 @@ use trellis::plugin::builtin;
 
 const LIMIT: Duration = Duration::from_secs(120);
 
-/// A scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
 impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("trellis-lifecycle-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
     fn config(&self, text: &str) -> PathBuf {
         let path = self.0.join("gateway.toml");
         std::fs::write(&path, text).unwrap();
         path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -58,7 +43,7 @@ fn password_warnings(log: &str) -> Vec<&str> {
 
 #[test]
 fn a_device_on_a_network_address_without_a_password_is_warned_about_once() {
-    let scratch = Scratch::new("password");
+    let scratch = Scratch::new("lifecycle", "password");
     // Every interface, on a port the system picks: reachable from the network.
     let config = scratch.config("[[device]]\nbind = \"0.0.0.0\"\nport = 0\ninstance = 389101\n");
     let gateway = Gateway::start(&["run", "--config", s(&config)], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
@@ -79,7 +64,7 @@ fn a_device_on_a_network_address_without_a_password_is_warned_about_once() {
 
 #[test]
 fn a_port_already_taken_fails_before_serving_is_announced() {
-    let scratch = Scratch::new("taken");
+    let scratch = Scratch::new("lifecycle", "taken");
     let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let o = trellis_run_to_end(&["run", "--port", &port], &scratch.0);
@@ -92,7 +77,7 @@ fn a_port_already_taken_fails_before_serving_is_announced() {
 
 #[test]
 fn a_plugin_that_traps_while_starting_is_reported_with_its_trap_not_as_busy() {
-    let scratch = Scratch::new("constructor-trap");
+    let scratch = Scratch::new("lifecycle", "constructor-trap");
     let data = scratch.0.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("misbehave.toml"), "on_start = \"trap\"\n").unwrap();
@@ -113,7 +98,7 @@ fn a_plugin_that_traps_while_starting_is_reported_with_its_trap_not_as_busy() {
 
 #[test]
 fn sigterm_stops_the_gateway_cleanly_and_removes_its_admin_socket() {
-    let scratch = Scratch::new("sigterm");
+    let scratch = Scratch::new("lifecycle", "sigterm");
     let port = free_port().to_string();
     let mut gateway =
         Gateway::start(&["run", "--port", &port], &scratch.0).unwrap_or_else(|log| panic!("exited:\n{log}"));

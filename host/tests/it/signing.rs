@@ -4,6 +4,7 @@
 //! serving a signed plugin file while refusing an unsigned one.
 
 use crate::peers::free_port;
+use crate::scratch::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -15,21 +16,7 @@ use trellis::plugin::policy::{self, DataAccess};
 const MANIFEST: &str = "name = \"demo-building\"\nversion = \"0.1.0\"\ndata_dir = \"none\"\nclock = true\n\
                         max_objects = 64\nmemory_mb = 64\n";
 
-/// A scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
 impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("trellis-signing-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
     /// A copy of the demo-building component as `NAME.wasm`, with its manifest.
     fn plugin(&self, name: &str, manifest: &str) -> PathBuf {
         let wasm = self.path(&format!("{name}.wasm"));
@@ -44,12 +31,6 @@ impl Scratch {
         let o = trellis(&["plugin", "keygen", "--out", key.to_str().unwrap()]);
         assert!(o.status.success(), "keygen: {}", stderr(&o));
         (key, stdout(&o).trim().to_string())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -81,7 +62,7 @@ fn assert_refused(o: &Output, expected: &str) {
 
 #[test]
 fn keygen_sign_verify_round_trip_through_the_cli() {
-    let dir = Scratch::new("round-trip");
+    let dir = Scratch::new("signing", "round-trip");
     let (key, public) = dir.keygen("vendor.key");
     assert_eq!(public.len(), 64, "{public}");
     assert_eq!(std::fs::read(&key).unwrap().len(), 32);
@@ -133,7 +114,7 @@ fn keygen_sign_verify_round_trip_through_the_cli() {
 
 #[test]
 fn a_tampered_component_or_manifest_is_refused() {
-    let dir = Scratch::new("tampered");
+    let dir = Scratch::new("signing", "tampered");
     let (key, public) = dir.keygen("vendor.key");
     let wasm = dir.plugin("demo", MANIFEST);
     assert!(sign(&key, &wasm).status.success());
@@ -165,7 +146,7 @@ fn a_tampered_component_or_manifest_is_refused() {
 
 #[test]
 fn an_untrusted_key_is_refused() {
-    let dir = Scratch::new("untrusted");
+    let dir = Scratch::new("signing", "untrusted");
     let (key, public) = dir.keygen("vendor.key");
     let (_, other) = dir.keygen("other.key");
     let wasm = dir.plugin("demo", MANIFEST);
@@ -179,7 +160,7 @@ fn an_untrusted_key_is_refused() {
 
 #[test]
 fn unsigned_plugins_load_only_where_policy_allows_them() {
-    let dir = Scratch::new("unsigned");
+    let dir = Scratch::new("signing", "unsigned");
     let (_, public) = dir.keygen("vendor.key");
     let wasm = dir.plugin("demo", MANIFEST);
     let o = trellis(&["plugin", "verify", "--trust", &public, s(&wasm)]);
@@ -202,7 +183,7 @@ fn unsigned_plugins_load_only_where_policy_allows_them() {
 
 #[test]
 fn capabilities_beyond_policy_are_refused() {
-    let dir = Scratch::new("capabilities");
+    let dir = Scratch::new("signing", "capabilities");
     let (key, public) = dir.keygen("vendor.key");
     let config = dir.path("gateway.toml");
     std::fs::write(
@@ -238,7 +219,7 @@ fn capabilities_beyond_policy_are_refused() {
 
 #[test]
 fn a_secret_key_readable_by_others_is_refused() {
-    let dir = Scratch::new("key-mode");
+    let dir = Scratch::new("signing", "key-mode");
     let (key, _) = dir.keygen("vendor.key");
     let wasm = dir.plugin("demo", MANIFEST);
     #[cfg(unix)]
@@ -282,7 +263,7 @@ impl Gateway {
 
 #[test]
 fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
-    let dir = Scratch::new("run");
+    let dir = Scratch::new("signing", "run");
     let (key, public) = dir.keygen("vendor.key");
     let signed = dir.plugin("vendor-x", MANIFEST);
     assert!(sign(&key, &signed).status.success());
@@ -342,7 +323,7 @@ fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
 
 #[test]
 fn a_watched_plugin_file_is_swapped_when_it_changes() {
-    let dir = Scratch::new("watch");
+    let dir = Scratch::new("signing", "watch");
     let (key, public) = dir.keygen("vendor.key");
     let wasm = dir.plugin("watched", MANIFEST);
     assert!(sign(&key, &wasm).status.success());
@@ -373,7 +354,7 @@ fn logs_written_to_a_pipe_carry_no_terminal_colour_codes() {
     // An unsigned plugin under `allow_unsigned` logs a WARN before it loads;
     // the file is not WebAssembly, so the run then stops. Its stderr is a
     // pipe here, as it is under systemd or in a log file.
-    let scratch = Scratch::new("ansi");
+    let scratch = Scratch::new("signing", "ansi");
     let junk = scratch.path("junk.wasm");
     std::fs::write(&junk, b"not a component").unwrap();
     let config = scratch.path("gateway.toml");
