@@ -261,6 +261,9 @@ impl<A: Ord + Clone> ServerTsm<A> {
     /// Spend `octets` of `peer`'s origin's answer budget; false (counted)
     /// when it is spent.
     fn spend_budget(&mut self, now: Duration, peer: &A, octets: usize) -> bool {
+        if octets == 0 {
+            return true; // nothing to send (every segment sent its most)
+        }
         let origin = (self.origin)(peer);
         if self.budgets.try_spend(now, &origin, octets) {
             return true;
