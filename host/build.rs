@@ -123,20 +123,46 @@ fn watch_sources(root: &Path) {
     }
 }
 
-/// Fail early, with the fix, when the wasm target's standard library is
-/// missing.
+/// Make sure the wasm target's standard library is there: on a fresh
+/// machine the pinned toolchain may be installed without it (rustup adds
+/// the targets of `rust-toolchain.toml` only when it installs the toolchain
+/// itself). When it is missing and rustup is at hand, add it for the
+/// toolchain this build runs on, with a one-line note; otherwise fail with
+/// the fix.
 fn check_target_installed() {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let sysroot = Command::new(rustc).args(["--print", "sysroot"]).output().ok().filter(|o| o.status.success());
-    let Some(sysroot) = sysroot else { return };
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-    if !sysroot.join("lib/rustlib").join(TARGET).exists() {
-        panic!(
-            "the {TARGET} target is not installed for {}: run `rustup target add {TARGET}` \
-             (or `.ci/test`, which installs the pinned toolchain and its targets)",
-            sysroot.display()
-        );
+    let Some(sysroot) = sysroot() else { return };
+    let installed = |sysroot: &Path| sysroot.join("lib/rustlib").join(TARGET).exists();
+    if installed(&sysroot) {
+        return;
     }
+    let toolchain = std::env::var("RUSTUP_TOOLCHAIN")
+        .ok()
+        .or_else(|| sysroot.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut rustup = Command::new("rustup");
+    rustup.args(["target", "add", TARGET]);
+    if !toolchain.is_empty() {
+        rustup.args(["--toolchain", &toolchain]);
+    }
+    let added = rustup.status().is_ok_and(|s| s.success()) && installed(&sysroot);
+    if added {
+        println!(
+            "cargo:warning=installed the {TARGET} target for {toolchain} with rustup: the built-in plugins are built for it"
+        );
+        return;
+    }
+    panic!(
+        "the {TARGET} target is not installed for {} and `rustup target add {TARGET}` did not install it: \
+         install it by hand (or run `.ci/test`, which installs the pinned toolchain and its targets)",
+        sysroot.display()
+    );
+}
+
+/// The sysroot of the compiler this build runs on.
+fn sysroot() -> Option<PathBuf> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc).args(["--print", "sysroot"]).output().ok().filter(|o| o.status.success())?;
+    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
 fn placeholders(out_dir: &Path, why: &str) {
