@@ -138,6 +138,10 @@ impl PolicySection {
 pub struct EngineSection {
     /// Directory for compiled plugins (`.cwasm`); default: the user cache dir.
     pub cache_dir: Option<PathBuf>,
+    /// Threads the devices run on (shards, `crate::shard`): each device's
+    /// port, requests and plugin on one of them, round robin. Default: one
+    /// per core, never more than there are devices.
+    pub threads: Option<std::num::NonZeroUsize>,
 }
 
 /// One `[[device]]`.

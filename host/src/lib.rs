@@ -16,3 +16,4 @@ pub mod model;
 pub mod offload;
 pub mod plugin;
 pub mod server;
+pub mod shard;

@@ -76,10 +76,15 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         .await
         .map_err(anyhow::Error::from)?
         .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e:#}"))?;
+    // Every device runs on a shard: its port, its requests and its plugin on
+    // one thread (crate::shard); this runtime keeps the admin socket.
+    let shards = crate::shard::Shards::start(config.engine.threads, config.devices.len())
+        .map_err(|e| anyhow::anyhow!("cannot start the device threads: {e}"))?;
     let mut tasks = tokio::task::JoinSet::new();
     let mut swappable = std::collections::BTreeMap::new();
     let mut watched = Vec::new();
     for (i, d) in config.devices.iter().enumerate() {
+        let shard = shards.for_device(i);
         let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
@@ -91,7 +96,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 (Port::Mstp(Box::new(port)), format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac))
             }
             None => {
-                let port = bind_bip(&bip).with_context(|| format!("device {}", i + 1))?;
+                // Bound inside the shard, so that its I/O driver polls the sockets.
+                let port = {
+                    let _in_shard = shard.enter();
+                    bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
+                };
                 let on = format!("BACnet/IP {}", port.local_addr());
                 (Port::Bip(port), on)
             }
@@ -109,15 +118,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         {
             watched.push((instance, path));
         }
-        match port {
-            Port::Mstp(port) => {
-                tasks.spawn(async move { serve_mstp_on(*port, server).await });
-            }
-            Port::Bip(port) => {
-                tasks.spawn(async move { serve_on(port, server).await });
-            }
-        }
-        tasks.spawn(tick(model, Duration::from_millis(d.tick_ms)));
+        let serving = match port {
+            Port::Mstp(port) => shard.spawn(async move { serve_mstp_on(*port, server).await }),
+            Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
+        };
+        let ticking = shard.spawn(tick(model, Duration::from_millis(d.tick_ms)));
+        tasks.spawn(async move { serving.await? });
+        tasks.spawn(async move { ticking.await? });
     }
     // Hot swap through the local admin socket; every component goes through
     // the same signature and capability policy as at start-up.
@@ -168,6 +175,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     };
     tracing::info!("{stop}: stopping");
     tasks.shutdown().await;
+    drop(shards);
     eprintln!("trellis: stopped");
     Ok(())
 }

@@ -9,6 +9,10 @@
 wasmtime::component::bindgen!({
     path: "../wit/bacnet",
     world: "object-model-plugin",
+    // Async calls: WASI's imports are its async ones, so a guest that asks
+    // to wait suspends its call instead of blocking the thread (see
+    // `instance`). Our own imports stay synchronous: they never wait.
+    exports: { default: async },
 });
 
 pub use self::trellis::bacnet::host;

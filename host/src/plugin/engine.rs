@@ -92,6 +92,9 @@ impl PluginEngine {
             p.total_component_instances(instances)
                 .total_core_instances(instances * CORE_INSTANCES_PER_COMPONENT)
                 .total_memories(instances * MEMORIES_PER_COMPONENT)
+                // One fiber stack per call in progress (async calls, see
+                // `instance`): at most one per instance.
+                .total_stacks(instances)
                 .total_tables(instances * TABLES_PER_COMPONENT)
                 .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
                 .max_memories_per_component(MEMORIES_PER_COMPONENT)

@@ -2,10 +2,10 @@
 //! WebAssembly component (world `trellis:bacnet/object-model-plugin`).
 //!
 //! [`PluginModel`] is the server's handle on one plugin instance: a cheap
-//! [`Clone`] that implements [`ObjectModel`]. Every call becomes a job for the
-//! plugin's own worker thread, which owns the wasmtime `Store` and runs the
-//! call under an epoch deadline and a memory limit; the async side only
-//! awaits a reply.
+//! [`Clone`] that implements [`ObjectModel`]. A call runs the guest on the
+//! caller's thread (`instance`), under an epoch deadline and a memory limit:
+//! no hand-off to another thread, so a request is answered on the thread
+//! that received it. Its futures are ready at their first poll.
 //!
 //! Codemap, one purpose per file (each file's doc says what it must never do):
 //! - `engine`: the shared wasmtime `Engine` and its epoch ticker.
@@ -17,8 +17,8 @@
 //! - `host_imports`, `clock`, `changes`, `log`: what a plugin may call — log,
 //!   clock, change notifications.
 //! - `state`: what one instance's `Store` holds.
-//! - `worker`: the thread per instance, failure handling and restarts
-//!   (policy in `restart`).
+//! - `instance`: one instance's store, called in place; failure handling,
+//!   restarts (policy in `restart`), snapshots and the write journal.
 //! - [`policy`] and [`signing`]: whether a plugin file may load (signature,
 //!   trusted keys, capability manifest against the operator's `[policy]`)
 //!   and what it is granted. Built-in plugins are trusted by construction.
@@ -26,13 +26,14 @@
 //!   only, opened without blocking, never more than its cap.
 //!
 //! Architecture invariant: nothing outside this module knows wasmtime or the
-//! WIT types, and no plugin call ever runs on a tokio thread.
+//! WIT types. A plugin call runs on its device's shard thread (or, for
+//! loading, swapping and restarting, off the runtime's workers); it never
+//! waits on anything but the guest, whose imports never block.
 //!
 //! Hot swap (issue #3 item 8) is built in: [`PluginModel::swap`] loads nothing
 //! itself; it takes a model loaded beside this one, hands the state across
-//! with writes paused, and switches the handle between two calls. Calls
-//! already queued on the old instance finish there; the old worker exits when
-//! the last of them is answered.
+//! with writes paused, and switches the handle between two calls. A call
+//! already running on the old instance finishes there.
 
 mod bindings;
 pub(crate) mod bounded_read;
@@ -49,7 +50,7 @@ mod restart;
 pub mod signing;
 mod state;
 mod wasi;
-mod worker;
+mod instance;
 
 pub use cache::{CacheOutcome, ComponentCache};
 pub use changes::{ChangeFeed, Changes};
@@ -58,7 +59,7 @@ pub use engine::{EngineConfig, PluginEngine, PoolConfig};
 pub use limits::{LimitHits, Limits};
 pub use restart::RestartPolicy;
 pub use wasi::DataDir;
-pub use worker::HealthReport;
+pub use instance::{HealthReport, JOURNAL_OCTETS, JOURNAL_WRITES};
 
 use crate::model::{
     DateTime, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
@@ -68,7 +69,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use wasmtime::component::Linker;
-use worker::{Job, Spec, WorkerHandle};
+use instance::{Instance, Spec};
 
 /// The plugins built with this binary (`host/build.rs` builds the `plugins/`
 /// workspace for `wasm32-wasip2`).
@@ -128,9 +129,6 @@ pub struct PluginConfig {
     pub limits: Limits,
     /// Wall-clock limit of one call (default 100 ms).
     pub deadline: Duration,
-    /// Calls queued for the worker (default 64); a caller finding the queue
-    /// full waits up to `deadline` for room, then gets `Busy`.
-    pub queue_depth: usize,
     /// Restarts and back-off.
     pub restart: RestartPolicy,
     /// Longest time between state snapshots while only ticks change state
@@ -138,11 +136,6 @@ pub struct PluginConfig {
     pub snapshot_interval: Duration,
     /// The gateway clock the plugin sees.
     pub clock: HostClock,
-    /// How long a caller waits for any answer before declaring the worker
-    /// stuck outside the guest (where epochs cannot interrupt it, e.g. in a
-    /// WASI sleep) and replacing it. `None`: every queued call running to its
-    /// deadline, plus a second.
-    pub watchdog: Option<Duration>,
 }
 
 impl PluginConfig {
@@ -154,11 +147,9 @@ impl PluginConfig {
             data_writable: false,
             limits: Limits::default(),
             deadline: Duration::from_millis(100),
-            queue_depth: 64,
             restart: RestartPolicy::default(),
             snapshot_interval: Duration::from_secs(10),
             clock: HostClock::default(),
-            watchdog: None,
         }
     }
 }
@@ -191,8 +182,9 @@ pub enum StateError {
 
 /// A plugin instance serving one device's object model (cheap to clone).
 ///
-/// Its async methods must run inside a tokio runtime with the time driver
-/// enabled (each call is bounded by a watchdog timer).
+/// Its async methods run the guest in place, inside a tokio runtime with
+/// the time driver (a call's deadline is also a timer); a guest that does
+/// not wait on WASI completes at the first poll.
 #[derive(Clone)]
 pub struct PluginModel {
     inner: Arc<Inner>,
@@ -200,12 +192,11 @@ pub struct PluginModel {
 
 struct Inner {
     name: Arc<str>,
-    active: RwLock<Arc<WorkerHandle>>,
+    active: RwLock<Arc<Instance>>,
     /// Held shared by every state-changing call and exclusively by a swap, so
     /// no write lands on the old instance after its state was exported.
     writes: tokio::sync::RwLock<()>,
     changes: ChangeFeed,
-    watchdog: Duration,
     cache: CacheOutcome,
 }
 
@@ -240,7 +231,7 @@ impl PluginModel {
         }
         .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
         let mut linker = Linker::new(engine.engine());
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
         host_imports::add_to_linker(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&component)
@@ -260,19 +251,16 @@ impl PluginModel {
             changes: changes.clone(),
             restart: config.restart,
             snapshot_interval: config.snapshot_interval,
-            queue_depth: config.queue_depth,
         });
-        let watchdog = config.watchdog.unwrap_or_else(|| watchdog(config.deadline, config.queue_depth));
-        let worker = WorkerHandle::spawn(spec, None).map_err(fail)?;
-        let info = worker.info();
+        let instance = start_off_runtime(spec).map_err(|e| fail(e.to_string()))?;
+        let info = instance.info();
         tracing::info!(plugin = &*name, "loaded {} {} ({cache:?})", info.name, info.version);
         Ok(PluginModel {
             inner: Arc::new(Inner {
                 name,
-                active: RwLock::new(Arc::new(worker)),
+                active: RwLock::new(Arc::new(instance)),
                 writes: tokio::sync::RwLock::new(()),
                 changes,
-                watchdog,
                 cache,
             }),
         })
@@ -306,21 +294,19 @@ impl PluginModel {
     /// Time-driven behaviour; the host's timer calls this (1 s by default).
     pub async fn tick(&self, now: DateTime) -> Result<(), ModelError> {
         let _w = self.inner.writes.read().await;
-        self.submit(|r| Job::Tick(now, r)).await
+        self.active().tick(now).await
     }
 
     /// The model's state as versioned bytes.
     pub async fn export_state(&self) -> Result<Vec<u8>, ModelError> {
-        self.submit(Job::Export).await
+        self.active().export().await
     }
 
     /// Replace the model's state with `state` (from this or an earlier
     /// version).
     pub async fn import_state(&self, state: Vec<u8>) -> Result<(), StateError> {
         let _w = self.inner.writes.read().await;
-        self.submit(|r| Job::Import(state, r))
-            .await?
-            .map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
+        self.active().import(&state).await?.map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
     }
 
     /// Hot swap: move this model's state into `next` (loaded beside this one,
@@ -330,11 +316,12 @@ impl PluginModel {
     /// instance keeps serving. Returns what `next` says it is.
     pub async fn swap(&self, next: &PluginModel) -> Result<PluginInfo, StateError> {
         let _w = self.inner.writes.write().await;
-        let state = self.submit(Job::Export).await?;
-        next.submit(|r| Job::Import(state, r))
+        let state = self.active().export().await?;
+        let incoming = next.active();
+        incoming
+            .import(&state)
             .await?
             .map_err(|reason| StateError::Refused { plugin: next.inner.name.to_string(), reason })?;
-        let incoming = next.active();
         let info = incoming.info().clone();
         let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
         drop(old);
@@ -347,13 +334,10 @@ impl PluginModel {
     /// keeps serving.
     pub async fn restart(&self, keep_state: bool) -> Result<(), ModelError> {
         let _w = self.inner.writes.write().await;
-        let state: Option<Arc<[u8]>> = if keep_state { Some(self.submit(Job::Export).await?.into()) } else { None };
         let old = self.active();
+        let state: Option<Arc<[u8]>> = if keep_state { Some(old.export().await?.into()) } else { None };
         let failed = |detail: String| ModelError::RestartFailed { plugin: self.inner.name.to_string(), detail };
-        let fresh = tokio::task::spawn_blocking(move || old.restart(state))
-            .await
-            .map_err(|e| failed(e.to_string()))?
-            .map_err(failed)?;
+        let fresh = old.restart(state).await.map_err(|e| failed(e.to_string()))?;
         *self.inner.active.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
         if !keep_state {
             // Everything may differ now: the object list and every value.
@@ -367,38 +351,14 @@ impl PluginModel {
         self.active().clock().clone()
     }
 
-    fn active(&self) -> Arc<WorkerHandle> {
+    /// Writes accepted since the last state snapshot (replayed into a fresh
+    /// instance if this one fails).
+    pub async fn journal_len(&self) -> usize {
+        self.active().journal_len().await
+    }
+
+    fn active(&self) -> Arc<Instance> {
         self.inner.active.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    async fn submit<T>(&self, job: impl FnOnce(worker::Reply<T>) -> Job) -> Result<T, ModelError> {
-        let active = self.active();
-        let answer = active.submit(job, self.inner.watchdog).await;
-        if answer.is_err() && active.needs_replacing() {
-            self.replace_wedged(active);
-        }
-        answer
-    }
-
-    /// A worker stopped answering (stuck in a host call the epoch cannot
-    /// interrupt): start a fresh one from the last snapshot beside it and
-    /// switch to it. The stuck thread exits once it returns and finds its
-    /// queue abandoned.
-    fn replace_wedged(&self, wedged: Arc<WorkerHandle>) {
-        let model = self.clone();
-        tracing::error!(plugin = &*self.inner.name, "worker stopped answering; starting a replacement");
-        tokio::spawn(async move {
-            let old = wedged.clone();
-            let fresh = match tokio::task::spawn_blocking(move || old.respawn()).await {
-                Ok(Ok(fresh)) => fresh,
-                Ok(Err(e)) => return tracing::error!(plugin = &*model.inner.name, "replacement failed: {e}"),
-                Err(e) => return tracing::error!(plugin = &*model.inner.name, "replacement failed: {e}"),
-            };
-            let mut slot = model.inner.active.write().unwrap_or_else(PoisonError::into_inner);
-            if Arc::ptr_eq(&slot, &wedged) {
-                *slot = Arc::new(fresh);
-            }
-        });
     }
 }
 
@@ -416,24 +376,35 @@ impl ObjectModel for PluginModel {
     }
 
     async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {
-        self.submit(Job::Objects).await
+        self.active().objects().await
     }
 
     async fn read(&self, targets: Vec<PropertyTarget>) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
-        self.submit(|r| Job::Read(targets, r)).await
+        self.active().read(&targets).await
     }
 
     async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {
         let _w = self.inner.writes.read().await;
-        self.submit(|r| Job::Write(writes, r)).await
+        self.active().write(&writes).await
     }
 }
 
-/// How long the async side waits for an answer before giving up on a worker
-/// stuck outside the guest (where epochs cannot reach): every queued call
-/// running to its deadline, plus a second.
-fn watchdog(deadline: Duration, queue_depth: usize) -> Duration {
-    deadline.saturating_mul(queue_depth.max(1) as u32 + 2) + Duration::from_secs(1)
+/// Start the first instance on a thread of its own, with a runtime of its
+/// own (the guest's constructor may use WASI, which wants tokio's clock):
+/// `load` is blocking and may be called from anywhere, a runtime included.
+fn start_off_runtime(spec: Arc<Spec>) -> Result<Instance, String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+                    .map_err(|e| format!("cannot start a runtime to instantiate in: {e}"))?;
+                runtime.block_on(Instance::start(spec, None)).map_err(|e| e.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("instantiating panicked".to_string()))
+    })
 }
 
 fn read_component(path: &Path) -> Result<Vec<u8>, String> {

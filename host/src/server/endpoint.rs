@@ -8,11 +8,10 @@
 //! requester cannot hear.
 
 use super::dispatch::Server;
-use super::station::{Delivery, Link, Station};
+use super::station::{Delivery, Inbound, Link, Station};
 use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use trellis_bip::{BipConfig, BipDriver, BipHandle};
 
 /// A B/IP port bound and not yet served: [`bind`] it first to know that
@@ -47,15 +46,28 @@ pub async fn serve_on<M: ObjectModel>(port: BipPort, server: impl Into<Arc<Serve
     let server = server.into();
     let BipPort { handle, driver } = port;
     tracing::info!(address = %handle.local_addr(), device = %server.device_id(), "serving BACnet/IP");
-    let (tx, received) = mpsc::channel(1024);
-    tokio::spawn(driver.run(tx));
     let station = Station::start(server, BipLink(handle)).await;
-    station
-        .run(received, |station, r: trellis_bip::Received| {
-            station.on_npdu(DeviceAddress::direct(r.source), &r.npdu, r.broadcast);
-        })
-        .await;
+    station.run(BipInbound(driver)).await;
     Ok(())
+}
+
+/// The port's sockets, read by the station itself.
+struct BipInbound(BipDriver);
+
+impl Inbound for BipInbound {
+    async fn ready(&mut self) -> bool {
+        if let Err(e) = self.0.readable().await {
+            tracing::warn!(error = %e, "B/IP port not readable");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
+    }
+
+    fn drain<M: ObjectModel, L: Link>(&mut self, station: &mut Station<M, L>, max: usize) {
+        self.0.drain(max, |n| {
+            station.on_npdu(DeviceAddress::direct(n.source), n.npdu, n.broadcast);
+        });
+    }
 }
 
 /// A B/IP port as a station's datalink.

@@ -18,7 +18,7 @@
 //! anyone but the requester.
 
 use super::dispatch::Server;
-use super::station::{Delivery, Link, Station};
+use super::station::{Delivery, Inbound, Link, Station};
 use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
 use std::sync::Arc;
@@ -76,23 +76,39 @@ pub async fn serve_mstp_on<M: ObjectModel>(port: MstpPort, server: impl Into<Arc
     let (tx, received) = mpsc::channel(RECEIVED_QUEUE);
     bridge(from_driver, tx, |r| r);
     let station = Station::start(server, MstpLink(sender.clone())).await;
-    station
-        .run(received, move |station, r: Received| {
+    station.run(MstpInbound { received, pending: None, sender }).await;
+    Ok(())
+}
+
+/// The driver's NPDUs, carried into the runtime by the bridge thread.
+struct MstpInbound {
+    received: mpsc::Receiver<Received>,
+    pending: Option<Received>,
+    sender: MstpSender,
+}
+
+impl Inbound for MstpInbound {
+    async fn ready(&mut self) -> bool {
+        if self.pending.is_none() {
+            self.pending = self.received.recv().await;
+        }
+        self.pending.is_some()
+    }
+
+    fn drain<M: ObjectModel, L: Link>(&mut self, station: &mut Station<M, L>, max: usize) {
+        let mut next = self.pending.take();
+        for _ in 0..max {
+            let Some(r) = next.take().or_else(|| self.received.try_recv().ok()) else { return };
             let answering = station.on_npdu(DeviceAddress::mstp(r.source_mac), &r.npdu, r.broadcast);
             // A request that gets no answer from us: say so at once (Reply
             // Postponed) rather than let the driver wait out Treply_delay.
             if r.expecting_reply && !answering {
-                let _ = sender.reply_postponed(r.source_mac);
+                let _ = self.sender.reply_postponed(r.source_mac);
             }
-        })
-        .await;
-    Ok(())
+        }
+    }
 }
 
-/// Carry what the driver thread hands up into the runtime: a thread of its
-/// own waits on the driver's `std` channel, so no runtime thread ever
-/// blocks on it. The thread ends when the driver stops (its channel
-/// closes) or the runtime side is gone.
 pub(crate) fn bridge<T: Send + 'static>(
     received: std::sync::mpsc::Receiver<Received>,
     to: mpsc::Sender<T>,

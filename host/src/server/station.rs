@@ -1,25 +1,32 @@
-//! The datalink-independent half of serving one device on one port: the
-//! task that owns the server transaction state machine (admission,
-//! segmentation), runs each admitted request on its own task, answers
-//! unconfirmed requests, and sends our ConfirmedCOVNotifications through a
-//! client state machine. A datalink ([`Link`]) only says how an APDU
-//! leaves: B/IP in [`super::endpoint`], MS/TP in [`super::mstp`].
+//! The datalink-independent half of serving one device on one port, run
+//! to completion: one task owns the server transaction state machine
+//! (admission, segmentation), takes every NPDU waiting on the port at one
+//! wake-up, executes each admitted request in place (the object model's
+//! call runs on this thread and is ready at once), and sends every answer
+//! of the batch before it waits again. No channel, spawned task or other
+//! thread lies between a request and its answer. A datalink says where
+//! NPDUs come from ([`Inbound`]) and how an APDU leaves ([`Link`]): B/IP in
+//! [`super::endpoint`], MS/TP in [`super::mstp`].
 //!
 //! ```text
-//! NPDU ─▶ Confirmed-Request / Segment-ACK / Abort ─▶ ServerTsm ─▶ Indication ─▶ task: Server::execute
-//!     └─▶ Unconfirmed-Request ─▶ task: Server::handle (64 at once, excess dropped and counted)
-//! task's Response ─▶ ServerTsm::respond ─▶ APDUs (one, or segments) ─▶ Link
-//! COV notifier ─▶ UnconfirmedCOVNotification ─▶ Link
+//! wake-up ─▶ Inbound::drain (≤ MAX_BATCH NPDUs) ─▶ on_npdu ─▶ ServerTsm ─▶ Indication ─┐
+//!                                                          └▶ Unconfirmed-Request ─────┤ work queue
+//! execute each: Server::execute / Server::handle ─▶ ServerTsm::respond ◀───────────────┘
+//! flush: APDUs (answers, segments) ─▶ Link
+//! COV notifier (a task on the same thread) ─▶ UnconfirmedCOVNotification ─▶ Link
 //!              └▶ ConfirmedCOVNotification ─▶ ClientTsm (retries) ─▶ Link; its answer ─▶ counted
 //! ```
 //!
-//! Memory is bounded by the state machine's admission limits: a request
-//! beyond them is refused with Abort out-of-resources before any work, so
-//! an overloaded device keeps its latency for what it admitted.
+//! Memory is bounded by the state machine's admission limits and the
+//! batch: a request beyond the limits is refused with Abort
+//! out-of-resources before any work, and unconfirmed requests beyond
+//! [`MAX_UNCONFIRMED_PER_BATCH`] in one wake-up are dropped and counted.
 //!
-//! Must never: block on a request's execution, answer a broadcast confirmed
-//! request, answer anything under DeviceCommunicationControl `disable` but
-//! DCC and ReinitializeDevice, or send to anyone but the requester.
+//! Must never: wait on anything but the port, its timers and the COV
+//! queue (a request's execution never waits on another thread), answer a
+//! broadcast confirmed request, answer anything under
+//! DeviceCommunicationControl `disable` but DCC and ReinitializeDevice, or
+//! send to anyone but the requester.
 
 use super::cov::{ConfirmedOut, NotificationSink, run_notifier};
 use super::dispatch::{AnswerRoom, Server};
@@ -29,17 +36,21 @@ use crate::model::ObjectModel;
 use bacnet::apdu::Apdu;
 use bacnet::enums::{ConfirmedServiceChoice, NetworkPriority, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::tsm::{ClientTsm, Indication, Outcome, Response, ServerTsm, TransactionKey, TsmConfig};
+use bacnet::tsm::{ClientTsm, Indication, Outcome, ServerTsm, TsmConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// Unconfirmed requests (Who-Is, Who-Has) answered concurrently; more are
-/// dropped, as a device may drop unconfirmed requests it cannot serve.
-const MAX_CONCURRENT_UNCONFIRMED: usize = 64;
+/// NPDUs taken from the port at one wake-up before their answers go out.
+pub(super) const MAX_BATCH: usize = 64;
+
+/// Unconfirmed requests (Who-Is, Who-Has) answered per wake-up; more are
+/// dropped and counted, as a device may drop unconfirmed requests it cannot
+/// serve.
+pub(super) const MAX_UNCONFIRMED_PER_BATCH: usize = 16;
 
 /// ConfirmedCOVNotifications waiting for the station; more are counted as
 /// failed.
@@ -48,6 +59,22 @@ const CONFIRMED_QUEUE: usize = 1024;
 /// Requests of non-normal network priority remembered, so their answers go
 /// at the same priority (Clause 6.2.2).
 const MAX_PRIORITIES: usize = 4096;
+
+/// Where a station's NPDUs come from.
+pub(super) trait Inbound: Send {
+    /// Wait until NPDUs may be waiting; false once the source is gone for
+    /// good. A wake-up may be spurious.
+    fn ready(&mut self) -> impl Future<Output = bool> + Send;
+    /// Hand every NPDU waiting now, up to `max`, to
+    /// [`Station::on_npdu`], without waiting.
+    fn drain<M: ObjectModel, L: Link>(&mut self, station: &mut Station<M, L>, max: usize);
+}
+
+/// Work found in one batch, executed before its answers go out.
+enum Work {
+    Confirmed(Indication<DeviceAddress>),
+    Unconfirmed { apdu: Vec<u8>, broadcast: bool, peer: DeviceAddress, priority: NetworkPriority },
+}
 
 /// How an APDU leaves on the datalink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,12 +164,11 @@ pub(super) struct Station<M, L> {
     /// Our own confirmed requests: ConfirmedCOVNotifications.
     client: ClientTsm<DeviceAddress>,
     confirmed: mpsc::Receiver<ConfirmedOut>,
-    /// Answers from request tasks. Unbounded, yet bounded in practice: at
-    /// most one message per admitted transaction.
-    done: mpsc::UnboundedReceiver<(TransactionKey<DeviceAddress>, Response)>,
-    done_tx: mpsc::UnboundedSender<(TransactionKey<DeviceAddress>, Response)>,
+    /// What the current batch asks for, in arrival order.
+    work: Vec<Work>,
+    /// Unconfirmed requests taken into the current batch.
+    unconfirmed_in_batch: usize,
     priorities: HashMap<(DeviceAddress, u8), NetworkPriority>,
-    unconfirmed: Arc<Semaphore>,
     epoch: Instant,
     /// The COV notifier lives as long as the station.
     _notifier: AbortOnDrop,
@@ -161,7 +187,6 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             retries: config.apdu_retries,
             ..TsmConfig::default()
         });
-        let (done_tx, done) = mpsc::unbounded_channel();
         let (confirmed_tx, confirmed) = mpsc::channel(CONFIRMED_QUEUE);
         let notifier =
             tokio::spawn(run_notifier(server.clone(), LinkSink { link: link.clone(), confirmed: confirmed_tx }));
@@ -171,10 +196,9 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             tsm,
             client,
             confirmed,
-            done,
-            done_tx,
+            work: Vec::new(),
+            unconfirmed_in_batch: 0,
             priorities: HashMap::new(),
-            unconfirmed: Arc::new(Semaphore::new(MAX_CONCURRENT_UNCONFIRMED)),
             epoch: Instant::now(),
             _notifier: AbortOnDrop(notifier),
         }
@@ -184,34 +208,27 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         self.epoch.elapsed()
     }
 
-    /// Serve until `received` closes; each item goes to `on_received`,
-    /// which hands its NPDU to [`Station::on_npdu`].
-    pub(super) async fn run<R>(mut self, mut received: mpsc::Receiver<R>, mut on_received: impl FnMut(&mut Self, R)) {
+    /// Serve until `inbound` is gone: wait for the port, a timer or a COV
+    /// notification to send; take what the port has; answer it all; send.
+    pub(super) async fn run(mut self, mut inbound: impl Inbound) {
         loop {
             let next = [self.tsm.poll_timeout(), self.client.poll_timeout()].into_iter().flatten().min();
             let deadline = next.map(|d| self.epoch + d);
             tokio::select! {
+                biased;
+                alive = inbound.ready() => {
+                    if !alive {
+                        return;
+                    }
+                    self.unconfirmed_in_batch = 0;
+                    inbound.drain(&mut self, MAX_BATCH);
+                    self.execute_batch().await;
+                }
                 Some((to, body)) = self.confirmed.recv() => {
                     let now = self.now();
                     let service = ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION;
                     if self.client.start(now, to, service, body).is_err() {
                         self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                r = received.recv() => match r {
-                    Some(r) => on_received(&mut self, r),
-                    None => return,
-                },
-                Some((key, response)) = self.done.recv() => {
-                    let now = self.now();
-                    self.tsm.respond(now, &key, response);
-                    self.flush().await;
-                    // An acknowledged ReinitializeDevice restarts the model
-                    // now that its SimpleACK has left. (Checked first: a task
-                    // per answer cost every request a spawn and a wake-up.)
-                    if self.server.restart_pending() {
-                        let server = self.server.clone();
-                        tokio::spawn(async move { server.perform_pending_restart().await });
                     }
                 }
                 _ = sleep_until(deadline) => {
@@ -223,6 +240,46 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             self.flush().await;
             self.publish_counters();
         }
+    }
+
+    /// Execute what the batch asked for, in order, each in place; the
+    /// answers wait in the state machine for [`flush`](Self::flush).
+    async fn execute_batch(&mut self) {
+        let mut work = std::mem::take(&mut self.work);
+        for w in work.drain(..) {
+            match w {
+                Work::Confirmed(ind) => {
+                    let config = self.tsm.config();
+                    let room = AnswerRoom {
+                        octets: ind.answer_capacity(config),
+                        segmented: ind.segmented_response_accepted && config.segmentation,
+                    };
+                    let response = self.server.execute(&ind.key.peer, ind.service, &ind.body, room).await;
+                    let now = self.now();
+                    self.tsm.respond(now, &ind.key, response);
+                    // An acknowledged ReinitializeDevice restarts the model
+                    // once its SimpleACK has left (off this task: the
+                    // restart instantiates on a blocking thread).
+                    if self.server.restart_pending() {
+                        self.flush().await;
+                        let server = self.server.clone();
+                        tokio::spawn(async move { server.perform_pending_restart().await });
+                    }
+                }
+                Work::Unconfirmed { apdu, broadcast, peer, priority } => {
+                    if let Some(reply) = self.server.handle(&peer, &apdu, broadcast).await {
+                        let how = if reply.broadcast && peer.remote.is_none() && self.link.hears_broadcasts(&peer) {
+                            Delivery::Broadcast
+                        } else {
+                            Delivery::Unicast
+                        };
+                        let _ = send(&self.link, &peer, &reply.apdu, priority, how).await;
+                    }
+                }
+            }
+        }
+        // Keep the queue's allocation for the next batch.
+        self.work = work;
     }
 
     /// Copy the state machine's counters where operators and tests read
@@ -276,7 +333,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         let now = self.now();
         match decoded {
             Apdu::UnconfirmedRequest { .. } => {
-                self.spawn_unconfirmed(apdu.to_vec(), broadcast, peer, npdu.priority);
+                self.queue_unconfirmed(apdu, broadcast, peer, npdu.priority);
                 false
             }
             Apdu::ConfirmedRequest(_) if broadcast => false, // never answered (Clause 5.4.5)
@@ -288,7 +345,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     self.priorities.insert((peer.clone(), c.invoke_id), npdu.priority);
                 }
                 if let Some(ind) = self.tsm.handle_apdu(now, &peer, &decoded) {
-                    self.spawn_confirmed(ind);
+                    self.work.push(Work::Confirmed(ind));
                 }
                 true
             }
@@ -305,39 +362,16 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         }
     }
 
-    fn spawn_confirmed(&self, ind: Indication<DeviceAddress>) {
-        let (server, done) = (self.server.clone(), self.done_tx.clone());
-        let config = self.tsm.config();
-        let room = AnswerRoom {
-            octets: ind.answer_capacity(config),
-            segmented: ind.segmented_response_accepted && config.segmentation,
-        };
-        tokio::spawn(async move {
-            let response = server.execute(&ind.key.peer, ind.service, &ind.body, room).await;
-            let _ = done.send((ind.key, response));
-        });
-    }
-
-    fn spawn_unconfirmed(&mut self, apdu: Vec<u8>, broadcast: bool, peer: DeviceAddress, priority: NetworkPriority) {
-        let Ok(permit) = self.unconfirmed.clone().try_acquire_owned() else {
+    fn queue_unconfirmed(&mut self, apdu: &[u8], broadcast: bool, peer: DeviceAddress, priority: NetworkPriority) {
+        if self.unconfirmed_in_batch >= MAX_UNCONFIRMED_PER_BATCH {
             let dropped = self.server.stats().dropped_unconfirmed.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
                 tracing::warn!(dropped, "too many unconfirmed requests at once: dropping");
             }
             return;
-        };
-        let (server, link) = (self.server.clone(), self.link.clone());
-        tokio::spawn(async move {
-            if let Some(reply) = server.handle(&peer, &apdu, broadcast).await {
-                let how = if reply.broadcast && peer.remote.is_none() && link.hears_broadcasts(&peer) {
-                    Delivery::Broadcast
-                } else {
-                    Delivery::Unicast
-                };
-                let _ = send(&link, &peer, &reply.apdu, priority, how).await;
-            }
-            drop(permit);
-        });
+        }
+        self.unconfirmed_in_batch += 1;
+        self.work.push(Work::Unconfirmed { apdu: apdu.to_vec(), broadcast, peer, priority });
     }
 
     /// The network priority an APDU to `peer` goes at, when its request

@@ -92,26 +92,6 @@ async fn the_demo_building_serves_reads_and_writes_through_the_object_model() {
     assert!(answer[2][0].outcome.is_err());
 }
 
-/// A burst of calls beyond the worker's queue waits for room (up to the
-/// call deadline) instead of failing: the server's admission control, not
-/// the plugin queue, decides what is refused.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_larger_than_the_queue_waits_for_room_rather_than_failing() {
-    let mut config = PluginConfig::new("narrow");
-    config.queue_depth = 2;
-    let model = std::sync::Arc::new(PluginModel::load(engine(), builtin::DEMO_BUILDING, config).expect("load"));
-    let calls: Vec<_> = (0..64)
-        .map(|_| {
-            let model = model.clone();
-            tokio::spawn(async move { read_one(&*model, pv(av(1))).await })
-        })
-        .collect();
-    for call in calls {
-        let answer = call.await.unwrap();
-        assert!(answer.is_ok(), "{answer:?}");
-    }
-}
-
 #[tokio::test]
 async fn ticks_move_the_demo_building_and_its_changes_reach_the_feed() {
     let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("demo-ticks")).unwrap();

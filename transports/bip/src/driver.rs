@@ -32,18 +32,43 @@ pub struct DriverStats {
     pub naks_sent: AtomicU64,
 }
 
-/// Receives on a port's sockets. Spawn [`BipDriver::run`] on the runtime.
+/// One NPDU handed up by [`BipDriver::drain`], borrowed from the driver's
+/// receive buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inbound<'a> {
+    /// The B/IP address of the originating station (for a Forwarded-NPDU,
+    /// the original source it carries).
+    pub source: SocketAddrV4,
+    /// The NPDU octets.
+    pub npdu: &'a [u8],
+    /// Sent as a broadcast (Original-Broadcast, Forwarded or Distribute).
+    pub broadcast: bool,
+}
+
+/// Receives on a port's sockets: either spawn [`BipDriver::run`] (NPDUs
+/// over a channel) or, run to completion, wait for [`BipDriver::readable`]
+/// and take what is there with [`BipDriver::drain`] on the same thread.
 #[derive(Debug)]
 pub struct BipDriver {
     unicast: Arc<UdpSocket>,
     broadcast_rx: Option<UdpSocket>,
     local: SocketAddrV4,
     stats: Arc<DriverStats>,
+    buf: Box<[u8]>,
 }
+
+/// The largest datagram received whole.
+const MAX_DATAGRAM: usize = 65536;
 
 impl BipDriver {
     pub(crate) fn new(unicast: Arc<UdpSocket>, broadcast_rx: Option<UdpSocket>, local: SocketAddrV4) -> Self {
-        BipDriver { unicast, broadcast_rx, local, stats: Arc::new(DriverStats::default()) }
+        BipDriver {
+            unicast,
+            broadcast_rx,
+            local,
+            stats: Arc::new(DriverStats::default()),
+            buf: vec![0; MAX_DATAGRAM].into_boxed_slice(),
+        }
     }
 
     /// The driver's counters.
@@ -51,37 +76,85 @@ impl BipDriver {
         self.stats.clone()
     }
 
-    /// Receive until `up` is closed. NPDUs wait for room in `up` (so a slow
-    /// consumer backs up into the socket buffer rather than growing memory).
-    pub async fn run(self, up: mpsc::Sender<Received>) {
-        let mut ubuf = vec![0u8; 65536];
-        let mut bbuf = vec![0u8; 65536];
+    /// Receive until the channel closes, sending each NPDU up.
+    pub async fn run(mut self, up: mpsc::Sender<Received>) {
         loop {
-            let (n, from, on_broadcast_socket) = tokio::select! {
-                r = self.unicast.recv_from(&mut ubuf) => match r {
-                    Ok((n, from)) => (n, from, false),
-                    Err(e) => { tracing::debug!(error = %e, "B/IP receive error"); continue; }
-                },
-                r = recv_opt(self.broadcast_rx.as_ref(), &mut bbuf) => match r {
-                    Ok((n, from)) => (n, from, true),
-                    Err(e) => { tracing::debug!(error = %e, "B/IP broadcast receive error"); continue; }
+            tokio::select! {
+                r = self.readable() => if let Err(e) = r {
+                    tracing::debug!(error = %e, "B/IP receive error");
+                    continue;
                 },
                 _ = up.closed() => return,
-            };
-            let SocketAddr::V4(from) = from else { continue };
-            if from == self.local {
-                continue; // our own broadcast, looped back
             }
-            let data = if on_broadcast_socket { &bbuf[..n] } else { &ubuf[..n] };
-            if let Some(r) = self.classify(from, data, on_broadcast_socket).await
-                && up.send(r).await.is_err()
-            {
-                return;
+            let mut received = Vec::new();
+            self.drain(64, |n| received.push(Received { source: n.source, npdu: n.npdu.to_vec(), broadcast: n.broadcast }));
+            for r in received {
+                if up.send(r).await.is_err() {
+                    return;
+                }
             }
         }
     }
 
-    async fn classify(&self, from: SocketAddrV4, data: &[u8], on_broadcast_socket: bool) -> Option<Received> {
+    /// Wait until a datagram is waiting on one of the port's sockets. A
+    /// readiness can be spurious: [`drain`](Self::drain) then finds nothing.
+    pub async fn readable(&self) -> std::io::Result<()> {
+        match &self.broadcast_rx {
+            None => self.unicast.readable().await,
+            Some(b) => tokio::select! {
+                r = self.unicast.readable() => r,
+                r = b.readable() => r,
+            },
+        }
+    }
+
+    /// Take up to `max` datagrams waiting now, without waiting; each NPDU
+    /// goes to `each` (malformed datagrams are dropped and counted, BBMD
+    /// requests answered with their NAK). Returns how many datagrams were
+    /// read.
+    pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
+        let BipDriver { unicast, broadcast_rx, local, stats, buf } = self;
+        let port = Port { unicast, can_tell: broadcast_rx.is_some(), local: *local, stats };
+        let mut read = 0;
+        // The broadcast socket first: it is rarely busy, and a flood of
+        // unicast requests must not starve a Who-Is.
+        let sockets = broadcast_rx.iter().map(|b| (b, true)).chain([(&**unicast, false)]);
+        for (socket, on_broadcast_socket) in sockets {
+            while read < max {
+                match socket.try_recv_from(buf) {
+                    Ok((n, SocketAddr::V4(from))) => {
+                        read += 1;
+                        if let Some(npdu) = port.classify(from, &buf[..n], on_broadcast_socket) {
+                            each(npdu);
+                        }
+                    }
+                    Ok((_, SocketAddr::V6(_))) => read += 1,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        // ICMP errors from earlier sends surface here on Linux.
+                        tracing::debug!(error = %e, "B/IP receive error");
+                        read += 1;
+                    }
+                }
+            }
+        }
+        read
+    }
+}
+
+/// What classifying a datagram needs of the driver.
+struct Port<'a> {
+    unicast: &'a UdpSocket,
+    can_tell: bool,
+    local: SocketAddrV4,
+    stats: &'a DriverStats,
+}
+
+impl Port<'_> {
+    fn classify<'d>(&self, from: SocketAddrV4, data: &'d [u8], on_broadcast_socket: bool) -> Option<Inbound<'d>> {
+        if from == self.local {
+            return None; // our own broadcast, looped back
+        }
         let msg = match Bvll::decode(data) {
             Ok(m) => m,
             Err(e) => {
@@ -94,30 +167,24 @@ impl BipDriver {
             Bvll::OriginalUnicastNpdu(n) => (from, n, false),
             Bvll::OriginalBroadcastNpdu(n) => (from, n, true),
             Bvll::ForwardedNpdu { original_source, npdu } => {
-                // A node that is neither a BBMD nor a registered foreign
-                // device only receives Forwarded-NPDUs as local broadcasts
-                // from its BBMD. A unicast one would let any host put words
-                // in another station's mouth; our own, forwarded back, is an
-                // echo.
-                let can_tell = self.broadcast_rx.is_some();
-                if (can_tell && !on_broadcast_socket) || original_source == self.local {
+                if (self.can_tell && !on_broadcast_socket) || original_source == self.local {
                     tracing::debug!(%from, %original_source, "dropped Forwarded-NPDU not received as a local broadcast");
                     return None;
                 }
                 (original_source, npdu, true)
             }
             other => {
-                self.answer_bbmd_request(from, &other).await;
+                self.answer_bbmd_request(from, &other);
                 return None;
             }
         };
         self.stats.npdus.fetch_add(1, Ordering::Relaxed);
-        Some(Received { source, npdu: npdu.to_vec(), broadcast })
+        Some(Inbound { source, npdu, broadcast })
     }
 
-    /// A node that is not a BBMD answers BBMD functions with their NAK
-    /// (Annex J.2.x); results and unknown functions are dropped.
-    async fn answer_bbmd_request(&self, from: SocketAddrV4, msg: &Bvll<'_>) {
+    /// The NAK a plain node answers a BBMD function with (Annex J.2),
+    /// sent without waiting: dropped when the socket's buffer is full.
+    fn answer_bbmd_request(&self, from: SocketAddrV4, msg: &Bvll<'_>) {
         let nak = match msg {
             Bvll::WriteBroadcastDistributionTable(_) => BvlcResultCode::WRITE_BROADCAST_DISTRIBUTION_TABLE_NAK,
             Bvll::ReadBroadcastDistributionTable => BvlcResultCode::READ_BROADCAST_DISTRIBUTION_TABLE_NAK,
@@ -131,15 +198,8 @@ impl BipDriver {
             }
         };
         let mut buf = Vec::with_capacity(6);
-        if Bvll::Result(nak).encode(&mut buf).is_ok() && self.unicast.send_to(&buf, from).await.is_ok() {
+        if Bvll::Result(nak).encode(&mut buf).is_ok() && self.unicast.try_send_to(&buf, from.into()).is_ok() {
             self.stats.naks_sent.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-async fn recv_opt(s: Option<&UdpSocket>, buf: &mut [u8]) -> std::io::Result<(usize, SocketAddr)> {
-    match s {
-        Some(s) => s.recv_from(buf).await,
-        None => std::future::pending().await,
     }
 }

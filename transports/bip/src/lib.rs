@@ -22,7 +22,7 @@ mod driver;
 mod handle;
 
 pub use config::{BindError, BipConfig, DEFAULT_PORT};
-pub use driver::{BipDriver, DriverStats, Received};
+pub use driver::{BipDriver, DriverStats, Inbound, Received};
 pub use handle::BipHandle;
 
 use socket2::{Domain, Protocol, Socket, Type};
