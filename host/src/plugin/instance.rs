@@ -58,11 +58,11 @@ use super::state::PluginState;
 use super::wasi::{self, DataDir};
 use crate::model::{DateTime, ModelError, ObjectInfo, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite};
 use bacnet::services::BacnetError;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use wasmtime::component::ResourceTable;
 use tokio::sync::{Mutex, MutexGuard};
+use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap};
 
 /// Accepted writes kept in the journal before a snapshot replaces them.
@@ -482,8 +482,11 @@ impl Instance {
         store.epoch_deadline_trap();
         store.set_epoch_deadline(spec.engine.ticks_for(spec.deadline));
         spec.log.begin_call();
-        let plugin =
-            spec.pre.instantiate_async(&mut store).await.map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
+        let plugin = spec
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
         core.live = Some(Live { store, plugin });
         if std::mem::replace(&mut core.started, true) {
             self.health.restarts.fetch_add(1, Ordering::Relaxed);

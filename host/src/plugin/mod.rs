@@ -43,6 +43,7 @@ mod clock;
 mod convert;
 mod engine;
 mod host_imports;
+mod instance;
 mod limits;
 mod log;
 pub mod policy;
@@ -50,26 +51,25 @@ mod restart;
 pub mod signing;
 mod state;
 mod wasi;
-mod instance;
 
 pub use cache::{CacheOutcome, ComponentCache};
 pub use changes::{ChangeFeed, Changes};
 pub use clock::HostClock;
 pub use engine::{EngineConfig, PluginEngine, PoolConfig};
+pub use instance::{HealthReport, JOURNAL_OCTETS, JOURNAL_WRITES};
 pub use limits::{LimitHits, Limits};
 pub use restart::RestartPolicy;
 pub use wasi::DataDir;
-pub use instance::{HealthReport, JOURNAL_OCTETS, JOURNAL_WRITES};
 
 use crate::model::{
     DateTime, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
 };
 use bacnet::services::BacnetError;
+use instance::{Instance, Spec};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use wasmtime::component::Linker;
-use instance::{Instance, Spec};
 
 /// The plugins built with this binary (`host/build.rs` builds the `plugins/`
 /// workspace for `wasm32-wasip2`).
@@ -306,7 +306,10 @@ impl PluginModel {
     /// version).
     pub async fn import_state(&self, state: Vec<u8>) -> Result<(), StateError> {
         let _w = self.inner.writes.read().await;
-        self.active().import(&state).await?.map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
+        self.active()
+            .import(&state)
+            .await?
+            .map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
     }
 
     /// Hot swap: move this model's state into `next` (loaded beside this one,

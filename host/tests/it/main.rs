@@ -21,6 +21,7 @@ mod scratch;
 mod segmentation;
 mod served;
 mod server;
+mod shards;
 mod signing;
 mod swap;
 mod vetting;

@@ -9,13 +9,14 @@
 //! | `analog-value,666` "Trap" | panics: the call traps |
 //! | `analog-value,667` "Runaway Loop" | loops forever: the epoch deadline ends it |
 //! | `analog-value,668` "Memory Bomb" | allocates until the memory limit traps it |
+//! | `analog-value,670` "Sleeper" | sleeps an hour through WASI (`std::thread::sleep`): the host must not let it block its thread |
 //! | `binary-value,669` "Poison State" | while active, `export-state` yields a state every `import-state` of this plugin refuses |
 //!
 //! `import-state` also refuses any state that does not start with the SDK's
 //! header — `b"bad…"` for instance — with an error naming the problem.
 //!
 //! `/data/misbehave.toml` (optional) makes the other exports fail, each
-//! with `"trap"`, `"loop"`, `"memory"` or `"none"` (the default):
+//! with `"trap"`, `"loop"`, `"memory"`, `"sleep"` or `"none"` (the default):
 //!
 //! ```toml
 //! on_start = "none"   # building the model (the first call after describe)
@@ -44,6 +45,8 @@ pub enum Failure {
     Loop,
     /// Allocate until memory runs out.
     Memory,
+    /// Sleep an hour in a WASI call (a host import that would block).
+    Sleep,
 }
 
 impl Failure {
@@ -63,6 +66,7 @@ impl Failure {
                     std::hint::black_box(&hog);
                 }
             }
+            Failure::Sleep => std::thread::sleep(std::time::Duration::from_secs(3600)),
         }
     }
 }
@@ -82,6 +86,7 @@ struct Settings {
 const TRAP: ObjectIdentifier = av(666);
 const LOOP: ObjectIdentifier = av(667);
 const MEMORY: ObjectIdentifier = av(668);
+const SLEEP: ObjectIdentifier = av(670);
 const POISON: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::BINARY_VALUE, instance: 669 };
 const POISONED: &[u8] = b"bad: poisoned by binary-value,669";
 
@@ -94,6 +99,7 @@ fn failure_of(object: ObjectIdentifier) -> Failure {
         TRAP => Failure::Trap,
         LOOP => Failure::Loop,
         MEMORY => Failure::Memory,
+        SLEEP => Failure::Sleep,
         _ => Failure::None,
     }
 }
@@ -124,6 +130,7 @@ impl ObjectModel for Misbehave {
         store.add(ObjectSpec::analog_value(666, "Trap").description("Reading or writing it traps"))?;
         store.add(ObjectSpec::analog_value(667, "Runaway Loop").description("Reading or writing it never returns"))?;
         store.add(ObjectSpec::analog_value(668, "Memory Bomb").description("Reading or writing it exhausts memory"))?;
+        store.add(ObjectSpec::analog_value(670, "Sleeper").description("Reading or writing it sleeps an hour in WASI"))?;
         store.add(
             ObjectSpec::binary_value(669, "Poison State")
                 .description("While active, exported state is refused on import")

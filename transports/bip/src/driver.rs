@@ -87,7 +87,9 @@ impl BipDriver {
                 _ = up.closed() => return,
             }
             let mut received = Vec::new();
-            self.drain(64, |n| received.push(Received { source: n.source, npdu: n.npdu.to_vec(), broadcast: n.broadcast }));
+            self.drain(64, |n| {
+                received.push(Received { source: n.source, npdu: n.npdu.to_vec(), broadcast: n.broadcast })
+            });
             for r in received {
                 if up.send(r).await.is_err() {
                     return;
