@@ -8,6 +8,7 @@
 //! requester cannot hear.
 
 use super::dispatch::Server;
+use super::outbox::Outbox;
 use super::station::{Delivery, Inbound, Link, Station};
 use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
@@ -75,11 +76,24 @@ impl Inbound for BipInbound {
 struct BipLink(BipHandle);
 
 impl Link for BipLink {
-    async fn send_npdu(&self, peer: &DeviceAddress, npdu: Vec<u8>, how: Delivery) -> std::io::Result<()> {
-        match how {
-            Delivery::Broadcast => self.0.send_broadcast(&npdu).await,
-            Delivery::Unicast | Delivery::Request => self.0.send_unicast(peer.link, &npdu).await,
+    const HEADROOM: usize = trellis_bip::HEADROOM;
+
+    async fn send_all(&self, outbox: &mut Outbox) -> std::io::Result<()> {
+        let count = outbox.frames().len();
+        for i in 0..count {
+            let broadcast = outbox.frames()[i].how == Delivery::Broadcast;
+            trellis_bip::write_header(outbox.octets_mut(i), broadcast)?;
         }
+        let to = |i: usize| {
+            let f = &outbox.frames()[i];
+            if f.how == Delivery::Broadcast { self.0.broadcast_addr() } else { f.peer.link }
+        };
+        if count == 1 {
+            // The common case at light load: no list to build.
+            return self.0.send_frames(&[(to(0), outbox.octets(0))]).await;
+        }
+        let frames: Vec<_> = (0..count).map(|i| (to(i), outbox.octets(i))).collect();
+        self.0.send_frames(&frames).await
     }
 
     fn hears_broadcasts(&self, peer: &DeviceAddress) -> bool {

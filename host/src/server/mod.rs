@@ -21,6 +21,7 @@ pub mod idmap;
 pub mod management;
 pub(crate) mod mstp;
 pub mod native;
+mod outbox;
 mod read_range;
 mod station;
 

@@ -18,6 +18,7 @@
 //! anyone but the requester.
 
 use super::dispatch::Server;
+use super::outbox::Outbox;
 use super::station::{Delivery, Inbound, Link, Station};
 use crate::client::DeviceAddress;
 use crate::model::ObjectModel;
@@ -142,8 +143,10 @@ impl Drop for ShutdownOnDrop {
 #[derive(Clone)]
 struct MstpLink(MstpSender);
 
-impl Link for MstpLink {
-    async fn send_npdu(&self, peer: &DeviceAddress, npdu: Vec<u8>, how: Delivery) -> std::io::Result<()> {
+impl MstpLink {
+    /// Hand one NPDU to the driver: an answer as a reply, our requests and
+    /// broadcasts as frames of their own.
+    fn send_npdu(&self, peer: &DeviceAddress, npdu: Vec<u8>, how: Delivery) -> std::io::Result<()> {
         if self.0.is_slave() && how != Delivery::Unicast {
             // A slave cannot initiate (said once when the port started).
             tracing::debug!(to = %peer, ?how, "not sent: an MS/TP slave node only answers requests");
@@ -161,6 +164,17 @@ impl Link for MstpLink {
             }
         };
         sent.map_err(crate::client::mstp_send_error)
+    }
+}
+
+impl Link for MstpLink {
+    const HEADROOM: usize = 0;
+
+    async fn send_all(&self, outbox: &mut Outbox) -> std::io::Result<()> {
+        for (i, frame) in outbox.frames().iter().enumerate() {
+            self.send_npdu(&frame.peer, outbox.octets(i).to_vec(), frame.how)?;
+        }
+        Ok(())
     }
 
     fn hears_broadcasts(&self, _peer: &DeviceAddress) -> bool {

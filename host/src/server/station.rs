@@ -35,7 +35,8 @@ use crate::deadline::sleep_until;
 use crate::model::ObjectModel;
 use bacnet::apdu::Apdu;
 use bacnet::enums::{ConfirmedServiceChoice, NetworkPriority, UnconfirmedServiceChoice};
-use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
+use super::outbox::Outbox;
+use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::tsm::{ClientTsm, Indication, Outcome, ServerTsm, TsmConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -90,22 +91,21 @@ pub(super) enum Delivery {
 
 /// What a datalink does for a station.
 pub(super) trait Link: Clone + Send + Sync + 'static {
-    /// Send an NPDU carrying `npdu` to `peer` (or, for
-    /// [`Delivery::Broadcast`], to everyone).
-    fn send_npdu(
-        &self,
-        peer: &DeviceAddress,
-        npdu: Vec<u8>,
-        how: Delivery,
-    ) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Octets the datalink writes in front of each NPDU.
+    const HEADROOM: usize;
+    /// Send every frame of `outbox` in order (each an NPDU behind
+    /// [`HEADROOM`](Self::HEADROOM) octets), to its peer or, for
+    /// [`Delivery::Broadcast`], to everyone; the first failure ends it.
+    fn send_all(&self, outbox: &mut Outbox) -> impl Future<Output = std::io::Result<()>> + Send;
     /// Whether `peer` hears an answer sent as a local broadcast.
     fn hears_broadcasts(&self, peer: &DeviceAddress) -> bool;
     /// The local broadcast address, as a peer (for logs and the I-Am).
     fn broadcast_address(&self) -> DeviceAddress;
 }
 
-/// Encode `apdu` in an NPDU to `peer` (through its router when it has
-/// one) and send it.
+/// Send one APDU to `peer` on its own (I-Am at start, COV notifications,
+/// our confirmed requests); a batch's answers go through the station's
+/// outbox instead.
 async fn send<L: Link>(
     link: &L,
     peer: &DeviceAddress,
@@ -113,15 +113,9 @@ async fn send<L: Link>(
     priority: NetworkPriority,
     how: Delivery,
 ) -> std::io::Result<()> {
-    let mut out = Vec::with_capacity(apdu.len() + 8);
-    let mut n = Npdu::local_apdu(apdu, how == Delivery::Request);
-    n.priority = priority;
-    if let Some(r) = peer.remote.as_ref().filter(|_| how != Delivery::Broadcast) {
-        n.destination = Some(NetAddress { net: r.net, mac: &r.mac });
-        n.hop_count = DEFAULT_HOP_COUNT;
-    }
-    n.encode(&mut out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let sent = link.send_npdu(peer, out, how).await;
+    let mut out = Outbox::default();
+    out.push(L::HEADROOM, peer, apdu, priority, how)?;
+    let sent = link.send_all(&mut out).await;
     if let Err(e) = &sent {
         tracing::warn!(to = %peer, error = %e, "send failed");
     }
@@ -169,6 +163,8 @@ pub(super) struct Station<M, L> {
     /// Unconfirmed requests taken into the current batch.
     unconfirmed_in_batch: usize,
     priorities: HashMap<(DeviceAddress, u8), NetworkPriority>,
+    /// The batch's answers, sent together by [`flush`](Self::flush).
+    outbox: Outbox,
     epoch: Instant,
     /// The COV notifier lives as long as the station.
     _notifier: AbortOnDrop,
@@ -199,6 +195,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             work: Vec::new(),
             unconfirmed_in_batch: 0,
             priorities: HashMap::new(),
+            outbox: Outbox::default(),
             epoch: Instant::now(),
             _notifier: AbortOnDrop(notifier),
         }
@@ -273,7 +270,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                         } else {
                             Delivery::Unicast
                         };
-                        let _ = send(&self.link, &peer, &reply.apdu, priority, how).await;
+                        self.queue(&peer, &reply.apdu, priority, how);
                     }
                 }
             }
@@ -390,13 +387,26 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         }
     }
 
+    /// Put an APDU in the outbox.
+    fn queue(&mut self, peer: &DeviceAddress, apdu: &[u8], priority: NetworkPriority, how: Delivery) {
+        if let Err(e) = self.outbox.push(L::HEADROOM, peer, apdu, priority, how) {
+            tracing::warn!(to = %peer, error = %e, "not sent");
+        }
+    }
+
     async fn flush(&mut self) {
         while let Some((peer, apdu)) = self.tsm.poll_transmit() {
             // Nearly every request comes at normal priority: only look into
             // the APDU when one did not.
             let priority = if self.priorities.is_empty() { None } else { self.remembered_priority(&peer, &apdu) };
             let priority = priority.unwrap_or(NetworkPriority::NORMAL);
-            let _ = send(&self.link, &peer, &apdu, priority, Delivery::Unicast).await;
+            self.queue(&peer, &apdu, priority, Delivery::Unicast);
+        }
+        if !self.outbox.is_empty() {
+            if let Err(e) = self.link.send_all(&mut self.outbox).await {
+                tracing::warn!(error = %e, frames = self.outbox.frames().len(), "send failed");
+            }
+            self.outbox.clear();
         }
         while let Some(t) = self.client.poll_transmit() {
             let how = if t.expecting_reply { Delivery::Request } else { Delivery::Unicast };

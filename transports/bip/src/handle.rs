@@ -1,6 +1,7 @@
 //! Sending side of a BACnet/IP port.
 
-use bacnet::bvll::Bvll;
+use bacnet::bvll::{BVLC_TYPE_BIP, Bvll};
+use bacnet::enums::BvlcFunction;
 use std::net::SocketAddrV4;
 use std::sync::Arc;
 use tokio::net::UdpSocket;
@@ -51,5 +52,86 @@ impl BipHandle {
         msg.encode(&mut buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.socket.send_to(&buf, to).await?;
         Ok(())
+    }
+
+    /// Send datagrams prepared in place, in as few system calls as the
+    /// socket allows (`sendmmsg` on Linux): each frame is an NPDU behind
+    /// [`HEADROOM`] octets that [`write_header`] filled. Waits only while
+    /// the socket's buffer is full. Stops at the first datagram the kernel
+    /// refuses and returns its error.
+    pub async fn send_frames(&self, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<()> {
+        let mut rest = frames;
+        while !rest.is_empty() {
+            match self.try_send_frames(rest) {
+                Ok(sent) => rest = &rest[sent.max(1).min(rest.len())..],
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.socket.writable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// One system call's worth of [`send_frames`](Self::send_frames):
+    /// how many went.
+    fn try_send_frames(&self, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<usize> {
+        match frames {
+            [(to, frame)] => self.socket.try_send_to(frame, (*to).into()).map(|_| 1),
+            _ => batch::try_send(&self.socket, frames),
+        }
+    }
+}
+
+/// Octets in front of an NPDU that [`write_header`] fills: the BVLL header.
+pub const HEADROOM: usize = 4;
+
+/// Fill the BVLL header of `frame` (an NPDU behind [`HEADROOM`] octets) as
+/// an Original-Unicast-NPDU or Original-Broadcast-NPDU.
+pub fn write_header(frame: &mut [u8], broadcast: bool) -> std::io::Result<()> {
+    let function =
+        if broadcast { BvlcFunction::ORIGINAL_BROADCAST_NPDU } else { BvlcFunction::ORIGINAL_UNICAST_NPDU };
+    let len = u16::try_from(frame.len())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NPDU too long for a BVLL message"))?;
+    let [hi, lo] = len.to_be_bytes();
+    frame[..HEADROOM].copy_from_slice(&[BVLC_TYPE_BIP, function.0, hi, lo]);
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+mod batch {
+    use rustix::net::{MMsgHdr, SendAncillaryBuffer, SendFlags, SocketAddrAny, sendmmsg};
+    use std::io::IoSlice;
+    use std::net::SocketAddrV4;
+    use tokio::io::Interest;
+    use tokio::net::UdpSocket;
+
+    /// Datagrams one `sendmmsg` carries at most.
+    const MAX: usize = 64;
+
+    /// Send up to [`MAX`] frames in one `sendmmsg`; how many went.
+    pub fn try_send(socket: &UdpSocket, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<usize> {
+        let frames = &frames[..frames.len().min(MAX)];
+        let addrs: Vec<SocketAddrAny> = frames.iter().map(|(a, _)| SocketAddrAny::from(*a)).collect();
+        let iovs: Vec<[IoSlice<'_>; 1]> = frames.iter().map(|(_, f)| [IoSlice::new(f)]).collect();
+        let mut control: Vec<SendAncillaryBuffer<'_, '_, '_>> =
+            frames.iter().map(|_| SendAncillaryBuffer::default()).collect();
+        let mut msgs: Vec<MMsgHdr<'_>> = addrs
+            .iter()
+            .zip(&iovs)
+            .zip(control.iter_mut())
+            .map(|((a, iov), c)| MMsgHdr::new_with_addr(a, iov, c))
+            .collect();
+        socket.try_io(Interest::WRITABLE, || Ok(sendmmsg(socket, &mut msgs, SendFlags::empty())?))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod batch {
+    use std::net::SocketAddrV4;
+    use tokio::net::UdpSocket;
+
+    /// One datagram per system call where `sendmmsg` does not exist.
+    pub fn try_send(socket: &UdpSocket, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<usize> {
+        let (to, frame) = frames[0];
+        socket.try_send_to(frame, to.into()).map(|_| 1)
     }
 }

@@ -23,7 +23,7 @@ mod handle;
 
 pub use config::{BindError, BipConfig, DEFAULT_PORT};
 pub use driver::{BipDriver, DriverStats, Inbound, Received};
-pub use handle::BipHandle;
+pub use handle::{BipHandle, HEADROOM, write_header};
 
 use socket2::{Domain, Protocol, Socket, Type};
 use std::net::{SocketAddr, SocketAddrV4};
