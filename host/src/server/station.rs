@@ -30,12 +30,12 @@
 
 use super::cov::{ConfirmedOut, NotificationSink, run_notifier};
 use super::dispatch::{AnswerRoom, Server};
+use super::outbox::Outbox;
 use crate::client::{DeviceAddress, RemoteStation};
 use crate::deadline::sleep_until;
 use crate::model::ObjectModel;
 use bacnet::apdu::Apdu;
 use bacnet::enums::{ConfirmedServiceChoice, NetworkPriority, UnconfirmedServiceChoice};
-use super::outbox::Outbox;
 use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::tsm::{ClientTsm, Indication, Outcome, ServerTsm, TsmConfig};
 use std::collections::HashMap;

@@ -130,7 +130,9 @@ impl ObjectModel for Misbehave {
         store.add(ObjectSpec::analog_value(666, "Trap").description("Reading or writing it traps"))?;
         store.add(ObjectSpec::analog_value(667, "Runaway Loop").description("Reading or writing it never returns"))?;
         store.add(ObjectSpec::analog_value(668, "Memory Bomb").description("Reading or writing it exhausts memory"))?;
-        store.add(ObjectSpec::analog_value(670, "Sleeper").description("Reading or writing it sleeps an hour in WASI"))?;
+        store.add(
+            ObjectSpec::analog_value(670, "Sleeper").description("Reading or writing it sleeps an hour in WASI"),
+        )?;
         store.add(
             ObjectSpec::binary_value(669, "Poison State")
                 .description("While active, exported state is refused on import")

@@ -87,8 +87,7 @@ pub const HEADROOM: usize = 4;
 /// Fill the BVLL header of `frame` (an NPDU behind [`HEADROOM`] octets) as
 /// an Original-Unicast-NPDU or Original-Broadcast-NPDU.
 pub fn write_header(frame: &mut [u8], broadcast: bool) -> std::io::Result<()> {
-    let function =
-        if broadcast { BvlcFunction::ORIGINAL_BROADCAST_NPDU } else { BvlcFunction::ORIGINAL_UNICAST_NPDU };
+    let function = if broadcast { BvlcFunction::ORIGINAL_BROADCAST_NPDU } else { BvlcFunction::ORIGINAL_UNICAST_NPDU };
     let len = u16::try_from(frame.len())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NPDU too long for a BVLL message"))?;
     let [hi, lo] = len.to_be_bytes();
