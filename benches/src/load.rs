@@ -35,6 +35,9 @@ use std::time::{Duration, Instant};
 pub struct LoadConfig {
     /// The server under test.
     pub target: SocketAddr,
+    /// More addresses of it (other devices of one gateway): client `i`
+    /// talks to `[target, also…][i % (1 + also.len())]`.
+    pub also: Vec<SocketAddr>,
     /// Simulated clients (one UDP socket each).
     pub clients: usize,
     /// Requests each client keeps in flight (1..=255: one per invoke ID,
@@ -90,7 +93,8 @@ pub fn run(cfg: &LoadConfig, mut mark: impl FnMut(Mark)) -> io::Result<StepResul
     let mut groups: Vec<Vec<UdpSocket>> = (0..threads).map(|_| Vec::new()).collect();
     for i in 0..cfg.clients {
         let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-        s.connect(cfg.target)?;
+        let to = if i % (1 + cfg.also.len()) == 0 { cfg.target } else { cfg.also[i % (1 + cfg.also.len()) - 1] };
+        s.connect(to)?;
         s.set_nonblocking(true)?;
         groups[i % threads].push(s);
     }
@@ -361,6 +365,7 @@ mod tests {
     fn config(target: SocketAddr, echo: bool, timeout: Duration) -> LoadConfig {
         LoadConfig {
             target,
+            also: Vec::new(),
             clients: 3,
             in_flight: 4,
             warmup: Duration::from_millis(20),

@@ -133,6 +133,20 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// Scaling with devices and cores: Trellis serving 1 device, then N
+    /// (the demo building on a port each, spread over the gateway's
+    /// threads), with --clients-per-device ReadProperty clients each. One
+    /// JSON line per device count and step; Trellis only.
+    Devices {
+        /// Device counts, one gateway each.
+        #[arg(long, value_delimiter = ',', default_value = "1,8")]
+        devices: Vec<u32>,
+        /// Clients on each device.
+        #[arg(long, default_value_t = 8)]
+        clients_per_device: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
     /// cold start apart; the gateway (demo-building plugin) runs in this
@@ -342,6 +356,10 @@ fn main() -> anyhow::Result<()> {
                 rounds: o.rounds,
             };
             with_env(&common, |env| scenario::cov::run(env, &target.kinds(), &cov))
+        }
+        Scenario::Devices { devices, clients_per_device, common } => {
+            let o = steps(&common, &[1], &[1])?;
+            with_env(&common, |env| scenario::devices::run(env, &devices, clients_per_device, &o))
         }
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));

@@ -174,6 +174,8 @@ pub struct ClientsCell {
     pub server_cpu: Option<f64>,
     /// The load generator's CPU, cores.
     pub client_cpu: Option<f64>,
+    /// The server's CPU time per answer, µs.
+    pub cpu_us_per_answer: Option<Spread>,
 }
 
 /// The `clients` scenario: (in flight, clients) → target → cell.
@@ -208,6 +210,7 @@ pub fn clients_table(results: &Results) -> ClientsTable {
                         peak_rss_kib: lines.iter().filter_map(|l| l["peak_rss_kib"].as_u64()).max(),
                         server_cpu: f("server_cpu").map(|s| s.median),
                         client_cpu: f("client_cpu").map(|s| s.median),
+                        cpu_us_per_answer: f("server_cpu_us_per_answer"),
                     };
                     (target, cell)
                 })

@@ -7,6 +7,7 @@
 
 pub mod amplification;
 pub mod data;
+pub mod devices;
 pub mod page;
 pub mod sections;
 pub mod svg;

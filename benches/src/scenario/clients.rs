@@ -27,6 +27,7 @@ pub fn run(scenario: &str, env: &Env, targets: &[TargetKind], o: &StepOptions) -
                     let server = &servers[(step + k) % servers.len()];
                     let cfg = LoadConfig {
                         target: server.addr.into(),
+                        also: Vec::new(),
                         clients,
                         in_flight: in_flight as usize,
                         warmup: o.warmup,
@@ -71,7 +72,16 @@ pub fn measure(
         .put("in_flight", json!(cfg.in_flight))
         .merge(extra);
     let line = outcome_fields(line, &r.outcomes, &mut r.latencies, secs);
-    let line = server_fields(line, env, server, &cpu, secs).put("round", json!(round)).finish();
+    // The server's CPU time per answer: steadier than round trips on a
+    // machine whose idle vCPUs take long to wake.
+    let per_answer = cpu
+        .server_seconds()
+        .filter(|_| r.outcomes.ok > 0)
+        .map(|s| super::round_to(s / r.outcomes.ok as f64 * 1e6, 100.0));
+    let line = server_fields(line, env, server, &cpu, secs)
+        .put("server_cpu_us_per_answer", json!(per_answer))
+        .put("round", json!(round))
+        .finish();
     let what = format!("{:>9} clients {:>3} × {:>2}", server.kind.name(), cfg.clients, cfg.in_flight);
     progress(scenario, &what, &r.outcomes, &mut r.latencies, secs);
     Ok(line)

@@ -25,6 +25,7 @@ pub mod amplification;
 pub mod clients;
 pub mod cost;
 pub mod cov;
+pub mod devices;
 pub mod mixed;
 pub mod objects;
 pub mod segmentation;
@@ -128,6 +129,11 @@ impl CpuWindow {
     pub fn mark(&mut self, m: Mark) {
         let i = (m == Mark::WindowEnd) as usize;
         self.at[i] = (procfs::cpu_time(self.pid, self.ticks), procfs::cpu_time(std::process::id(), self.ticks));
+    }
+
+    /// The server's CPU seconds in the window, unrounded.
+    pub fn server_seconds(&self) -> Option<f64> {
+        self.at[0].0.zip(self.at[1].0).map(|(a, b)| b.saturating_sub(a).as_secs_f64())
     }
 
     /// Cores used on average over `secs` by (the server, this process).

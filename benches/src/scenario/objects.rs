@@ -41,6 +41,7 @@ pub fn run(env: &Env, targets: &[TargetKind], counts: &[u32], o: &StepOptions) -
                     for &clients in &o.clients {
                         let cfg = LoadConfig {
                             target: server.addr.into(),
+                            also: Vec::new(),
                             clients,
                             in_flight: in_flight as usize,
                             warmup: o.warmup,

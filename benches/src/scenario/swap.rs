@@ -51,6 +51,7 @@ pub fn run(env: &Env, swaps: u32, o: &StepOptions) -> anyhow::Result<()> {
             for &clients in &o.clients {
                 let cfg = LoadConfig {
                     target: server.addr.into(),
+                    also: Vec::new(),
                     clients,
                     in_flight: in_flight as usize,
                     warmup: o.warmup,
