@@ -4,11 +4,18 @@
 //! Each object count gets a fresh server of each target: Trellis serving N
 //! Analog Inputs from the bulk-objects WASM plugin, the peers N extra Analog
 //! Values (`--objects N`). Its resident memory is read once it answers and
-//! has idled a moment (`idle_rss_kib`), then the raw generator reads the
+//! has idled a moment (`idle_rss_kib`: the median of five samples 100 ms
+//! apart, after 500 ms), then the raw generator reads the
 //! Present_Value of every object in turn (each client starting at a
 //! different one), so every request looks up a different object. The
 //! report derives the resident bytes per object from two counts:
 //! (RSS at N − RSS at the smallest N) ÷ (N − smallest N).
+//!
+//! Every server must start the same way for that difference to mean
+//! objects: before the first measured Trellis, a throwaway one loads the
+//! bulk-objects plugin, so the compiled component is in the cache and no
+//! measured server carries the compiler's memory (the first start of all
+//! used to, which made the smallest database the largest process).
 
 use super::{Env, StepOptions, check_alive};
 use crate::json_line::JsonLine;
@@ -24,6 +31,10 @@ use std::time::Duration;
 /// in-flight value.
 pub fn run(env: &Env, targets: &[TargetKind], counts: &[u32], o: &StepOptions) -> anyhow::Result<()> {
     anyhow::ensure!(counts.iter().all(|&n| n >= 1), "--objects: counts of at least 1");
+    if targets.contains(&TargetKind::Trellis) {
+        let largest = counts.iter().copied().max().unwrap_or(1);
+        drop(env.start(TargetKind::Trellis, &Setup { objects: largest, ..Setup::default() })?);
+    }
     let mut order = 0usize;
     for round in 1..=o.rounds {
         for &count in counts {
@@ -32,7 +43,7 @@ pub fn run(env: &Env, targets: &[TargetKind], counts: &[u32], o: &StepOptions) -
                 let server = env.start(kind, &Setup { objects: count, ..Setup::default() })?;
                 // Let start-up allocations settle before reading the idle size.
                 std::thread::sleep(Duration::from_millis(500));
-                let idle_rss = server.rss_kib();
+                let idle_rss = settled_rss(&server);
                 let requests: Arc<[ReadPropertyTemplate]> = (0..count)
                     .map(|i| ReadPropertyTemplate::new(Setup::object(kind, i), PropertyIdentifier::PRESENT_VALUE))
                     .collect::<Result<Vec<_>, _>>()?
@@ -66,4 +77,18 @@ pub fn run(env: &Env, targets: &[TargetKind], counts: &[u32], o: &StepOptions) -
         }
     }
     Ok(())
+}
+
+/// The median of five resident-memory samples 100 ms apart.
+fn settled_rss(server: &crate::target::Server) -> Option<u64> {
+    let mut samples: Vec<u64> = (0..5)
+        .filter_map(|i| {
+            if i > 0 {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            server.rss_kib()
+        })
+        .collect();
+    samples.sort_unstable();
+    samples.get(samples.len() / 2).copied()
 }
