@@ -106,7 +106,9 @@ fn bytes_per_object(by_count: &Groups<'_, u64>, target: &str) -> Option<(f64, u6
 pub fn objects_target(md: &mut String, results: &Results) {
     let goal = "100 → 10,000 objects: flat latency (± 10 %), ≤ 1 KiB resident per Analog Input";
     let groups = objects_groups(results);
-    let Some(by_count) = groups.get(&(1, 1)).or_else(|| groups.values().next()) else {
+    // Ten clients where measured: a single client's round trip is mostly an
+    // idle vCPU waking up on this kind of machine, which no database size moves.
+    let Some(by_count) = groups.get(&(10, 1)).or_else(|| groups.get(&(1, 1))).or_else(|| groups.values().next()) else {
         let _ = writeln!(md, "| {goal} | not measured | – |");
         return;
     };
@@ -117,8 +119,15 @@ pub fn objects_target(md: &mut String, results: &Results) {
             let spread = (hi / lo - 1.0) * 100.0;
             let _ = writeln!(
                 md,
-                "| {goal} | p50 {lo:.1}–{hi:.1} µs over {} counts (+{spread:.0} %); {b:.0} B per object ({from} → {to}) | {} |",
+                "| {goal} | p50 {lo:.1}–{hi:.1} µs over {} counts (+{spread:.0} %, {} clients); {b:.0} B per object ({from} → {to}) | {} |",
                 p50.len(),
+                by_count
+                    .values()
+                    .flat_map(|t| t.get("trellis"))
+                    .flatten()
+                    .next()
+                    .and_then(|l| l["clients"].as_u64())
+                    .unwrap_or(0),
                 verdict(spread <= 10.0 && b <= 1024.0)
             );
         }
@@ -615,7 +624,7 @@ mod tests {
         objects_target(&mut md, &r);
         // (19,900 − 10,000) KiB × 1024 / 9,900 objects = 1,024 B.
         assert!(md.contains("1024 B per object (100 → 10000)"), "{md}");
-        assert!(md.contains("(+7 %)") && md.contains("**met**"), "{md}");
+        assert!(md.contains("(+7 %, 1 clients)") && md.contains("**met**"), "{md}");
         let mut p = Page { markdown: String::new(), charts: BTreeMap::new() };
         objects_section(&mut p, &r);
         assert!(p.markdown.contains("Command: `stress-test x`"));
@@ -627,7 +636,7 @@ mod tests {
         let r = results(vec![objects("trellis", 100, 30.0, 10_000), objects("trellis", 10_000, 40.0, 10_100)]);
         let mut md = String::new();
         objects_target(&mut md, &r);
-        assert!(md.contains("(+33 %)") && md.contains("**missed**"), "{md}");
+        assert!(md.contains("(+33 %, 1 clients)") && md.contains("**missed**"), "{md}");
     }
 
     fn swap(phase: &str, round: u64, p99: f64, timeouts: u64, swaps: u64) -> Value {
