@@ -5,7 +5,8 @@
 //! The gateway runs inside this process, as `trellis run` builds it: the
 //! demo-building plugin (compiled component from a cache directory, so a
 //! second run loads it rather than compiles), `server::build`, the B/IP
-//! endpoint on a two-worker tokio runtime. One client thread sends
+//! endpoint on a shard (`trellis::shard`: one thread from the datagram in to
+//! the answer out, the port bound inside it). One client thread sends
 //! sequential ReadProperty requests of analog-input,1 present-value on a
 //! blocking std socket from one pre-encoded datagram, so the client itself
 //! allocates nothing per request: every allocation counted between the two
@@ -93,14 +94,21 @@ pub fn run(requests: u64, warmup: u64, cache_dir: &Path, with_callgrind: bool, p
     });
     let before = Counts::now();
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // As `trellis run` does it: the device on a shard, its port bound inside it.
+    let shard = trellis::shard::Shard::start("cost-shard".into())?;
     let engine =
         PluginEngine::new(&engine_config).map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e:#}"))?;
     let model = PluginModel::load(&engine, PluginSource::Bytes(builtin::DEMO_BUILDING), PluginConfig::new("demo"))
         .context("load the demo-building plugin")?;
-    let server = runtime.block_on(build(model, DeviceConfig::default(), 999))?;
     let bip = BipConfig::new(Ipv4Addr::LOCALHOST, port);
-    let serving = runtime.spawn(trellis::server::serve(bip, Arc::new(server)));
+    let port = {
+        let _in_shard = shard.enter();
+        trellis::server::bind(&bip)?
+    };
+    let serving = shard.spawn(async move {
+        let server = build(model, DeviceConfig::default(), 999).await?;
+        trellis::server::serve_on(port, Arc::new(server)).await
+    });
 
     let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
     socket.connect(addr)?;
@@ -139,7 +147,7 @@ pub fn run(requests: u64, warmup: u64, cache_dir: &Path, with_callgrind: bool, p
     let elapsed = t0.elapsed();
     let steady = Counts::now().since(mark);
     serving.abort();
-    drop(runtime);
+    drop(shard);
     let per = |v: u64| super::round_to(v as f64 / requests as f64, 100.0);
     let instructions = if with_callgrind {
         eprintln!("stress-test: cost: three runs under callgrind (about a minute)…");
