@@ -56,6 +56,9 @@
 //! One device per B/IP port: several devices behind one port need the
 //! virtual network of the router, which is later work.
 
+/// `[policy]` is the plugin runtime's: its rules live beside the check that
+/// enforces them.
+pub use crate::plugin::policy::PolicySection;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -73,64 +76,6 @@ pub struct Config {
     #[serde(default)]
     pub policy: PolicySection,
 }
-
-// ---- [policy]: signed plugins and capabilities (issue #3 item 9) ----
-
-/// `[policy]`: the operator's rules for plugin files (enforced by
-/// [`crate::plugin::policy::check`]; built-in plugins are trusted by
-/// construction and not subject to it).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct PolicySection {
-    /// ed25519 public keys (64 hex digits) whose signatures are trusted.
-    #[serde(default)]
-    pub trusted_keys: Vec<String>,
-    /// Load unsigned (or untrusted-key) plugins too. Development only: a
-    /// warning is logged for every plugin loaded this way.
-    #[serde(default)]
-    pub allow_unsigned: bool,
-    /// Most memory a manifest may ask for, in MiB (default 256).
-    #[serde(default = "default_max_memory")]
-    pub max_memory_mb: u32,
-    /// Whether a manifest may ask for a writable data directory.
-    #[serde(default)]
-    pub allow_data_write: bool,
-    /// Most objects a manifest may declare (default 10000).
-    #[serde(default = "default_max_objects")]
-    pub max_objects: u32,
-}
-
-fn default_max_memory() -> u32 {
-    256
-}
-fn default_max_objects() -> u32 {
-    10_000
-}
-
-impl Default for PolicySection {
-    fn default() -> Self {
-        PolicySection {
-            trusted_keys: Vec::new(),
-            allow_unsigned: false,
-            max_memory_mb: default_max_memory(),
-            allow_data_write: false,
-            max_objects: default_max_objects(),
-        }
-    }
-}
-
-impl PolicySection {
-    fn validate(&self) -> anyhow::Result<()> {
-        for (i, k) in self.trusted_keys.iter().enumerate() {
-            crate::plugin::signing::parse_public_key(k)
-                .map_err(|e| anyhow::anyhow!("policy: trusted_keys[{i}]: {e}"))?;
-        }
-        anyhow::ensure!((1..=4096).contains(&self.max_memory_mb), "policy: max_memory_mb must be 1..=4096");
-        Ok(())
-    }
-}
-
-// ---- end [policy] ----
 
 /// `[engine]`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
@@ -434,7 +379,7 @@ impl Config {
 
     fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(!self.devices.is_empty(), "no [[device]] to serve");
-        self.policy.validate()?;
+        self.policy.validate().map_err(anyhow::Error::msg)?;
         let mut ports = std::collections::HashSet::new();
         let mut serial = std::collections::HashSet::new();
         for (i, d) in self.devices.iter().enumerate() {

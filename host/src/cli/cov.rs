@@ -4,10 +4,10 @@
 
 use super::{Failure, device, format, object, property};
 use crate::client::{Client, CovSubscription};
-use crate::deadline::sleep_until;
 use bacnet::services::PropertyReference;
 use clap::Args;
 use std::time::Duration;
+use trellis_net::sleep_until;
 
 /// Arguments of `trellis cov`.
 #[derive(Debug, Args)]

@@ -81,7 +81,7 @@ fn explicit(kind: &str, rest: &str) -> Result<Option<Value>, String> {
         "bool" | "boolean" => Value::Boolean(parse_bool(rest).ok_or_else(|| err("a Boolean"))?),
         "enum" | "enumerated" => Value::Enumerated(rest.parse().map_err(|_| err("an Enumerated number"))?),
         "string" | "str" => Value::CharacterString(CharacterString::utf8(rest)),
-        "octets" | "hex" => Value::OctetString(crate::client::parse_hex(rest).ok_or_else(|| err("hex octets"))?),
+        "octets" | "hex" => Value::OctetString(trellis_net::parse_hex(rest).ok_or_else(|| err("hex octets"))?),
         "object" => Value::ObjectIdentifier(rest.parse().map_err(|_| err("an object identifier"))?),
         _ => return Ok(None),
     }))

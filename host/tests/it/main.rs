@@ -11,6 +11,7 @@ mod crowd;
 mod examples;
 mod gateway;
 mod interop;
+mod layering;
 mod lifecycle;
 mod management;
 mod mstp;

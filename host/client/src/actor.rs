@@ -1,0 +1,361 @@
+//! The task that owns the client's transaction state machine: it feeds it
+//! received APDUs, commands from callers and timeouts, and carries out what
+//! it asks for. Callers talk to it over channels, so no lock is ever held
+//! across an await and the state machine stays single-threaded.
+
+use bacnet::apdu::Apdu;
+use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
+use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
+use bacnet::services::{COVNotification, IAm, ServiceCodec};
+use bacnet::tsm::{ClientTsm, Outcome, PeerLimits, StartError, TransactionId};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
+use trellis_bip::{BipHandle, Received};
+use trellis_mstp::MstpSender;
+use trellis_net::mstp;
+use trellis_net::{DeviceAddress, RemoteStation, sleep_until};
+
+/// An unconfirmed request received from a device (I-Am, I-Have, COV…).
+#[derive(Debug, Clone)]
+pub struct UnconfirmedReceived {
+    /// Who sent it.
+    pub source: DeviceAddress,
+    /// Which service.
+    pub service: UnconfirmedServiceChoice,
+    /// The service body.
+    pub body: Vec<u8>,
+}
+
+/// Where an unconfirmed request goes.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    /// The local broadcast address.
+    LocalBroadcast,
+    /// Every network (DNET 0xFFFF).
+    GlobalBroadcast,
+    /// One device.
+    Device(DeviceAddress),
+}
+
+pub(crate) enum Command {
+    Confirmed {
+        peer: DeviceAddress,
+        service: ConfirmedServiceChoice,
+        body: Vec<u8>,
+        reply: oneshot::Sender<Result<Outcome, super::ClientError>>,
+    },
+    Unconfirmed {
+        to: Destination,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+        done: oneshot::Sender<std::io::Result<()>>,
+    },
+}
+
+/// The datalink a client sends on. What it receives arrives as
+/// [`Received`] either way (an MS/TP station's source as
+/// [`DeviceAddress::mstp`]).
+pub(crate) enum Link {
+    Bip(BipHandle),
+    /// An MS/TP port: a request goes as BACnet Data Expecting Reply at our
+    /// next token; everything else unicast goes through
+    /// [`MstpSender::reply`], which answers the peer's pending request in
+    /// time if there is one and is a plain BACnet Data frame otherwise.
+    Mstp(MstpSender),
+}
+
+impl Link {
+    async fn send_broadcast(&self, npdu: &[u8]) -> std::io::Result<()> {
+        match self {
+            Link::Bip(bip) => bip.send_broadcast(npdu).await,
+            Link::Mstp(m) => m.send(mstp::BROADCAST_MAC, npdu.to_vec(), false).map_err(mstp::send_error),
+        }
+    }
+
+    async fn send_unicast(&self, to: &DeviceAddress, npdu: &[u8], expecting_reply: bool) -> std::io::Result<()> {
+        match self {
+            Link::Bip(bip) => bip.send_unicast(to.link, npdu).await,
+            Link::Mstp(m) => {
+                let Some(mac) = to.mstp_mac() else {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("{to} is not an MS/TP station"),
+                    ));
+                };
+                if expecting_reply {
+                    m.send(mac, npdu.to_vec(), true).map_err(mstp::send_error)
+                } else {
+                    m.reply(mac, npdu.to_vec()).map_err(mstp::send_error)
+                }
+            }
+        }
+    }
+}
+
+pub(crate) struct Actor {
+    pub tsm: ClientTsm<DeviceAddress>,
+    pub link: Link,
+    pub commands: mpsc::Receiver<Command>,
+    pub received: mpsc::Receiver<Received>,
+    pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    pub cov: broadcast::Sender<super::CovNotificationReceived>,
+    pub waiting: HashMap<TransactionId, oneshot::Sender<Result<Outcome, super::ClientError>>>,
+    /// What each device said of itself in its I-Am (Max-APDU, segmentation),
+    /// to segment requests it can take; bounded, oldest forgotten first.
+    pub peer_limits: PeerLimitCache,
+    pub epoch: Instant,
+}
+
+/// Limits learned from I-Am, at most [`PeerLimitCache::CAPACITY`] devices.
+#[derive(Debug, Default)]
+pub(crate) struct PeerLimitCache {
+    limits: HashMap<DeviceAddress, PeerLimits>,
+    order: std::collections::VecDeque<DeviceAddress>,
+}
+
+impl PeerLimitCache {
+    const CAPACITY: usize = 4096;
+
+    fn learn(&mut self, peer: DeviceAddress, limits: PeerLimits) {
+        if self.limits.insert(peer.clone(), limits).is_none() {
+            self.order.push_back(peer);
+            if self.order.len() > Self::CAPACITY
+                && let Some(old) = self.order.pop_front()
+            {
+                self.limits.remove(&old);
+            }
+        }
+    }
+
+    fn get(&self, peer: &DeviceAddress) -> PeerLimits {
+        self.limits.get(peer).copied().unwrap_or_default()
+    }
+}
+
+impl Actor {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    pub async fn run(mut self) {
+        let mut sweep = tokio::time::interval(Duration::from_secs(1));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
+            tokio::select! {
+                cmd = self.commands.recv() => match cmd {
+                    Some(c) => self.on_command(c).await,
+                    None => return,
+                },
+                r = self.received.recv() => match r {
+                    Some(r) => self.on_received(r).await,
+                    None => return,
+                },
+                _ = sleep_until(deadline) => {
+                    let now = self.now();
+                    self.tsm.handle_timeout(now);
+                }
+                _ = sweep.tick() => self.forget_abandoned(),
+            }
+            self.flush().await;
+        }
+    }
+
+    /// Callers that dropped their future no longer want an answer: stop the
+    /// transaction so it frees its slot and sends no more retries.
+    fn forget_abandoned(&mut self) {
+        let now = self.now();
+        let abandoned: Vec<TransactionId> =
+            self.waiting.iter().filter(|(_, tx)| tx.is_closed()).map(|(id, _)| *id).collect();
+        for id in abandoned {
+            self.waiting.remove(&id);
+            self.tsm.cancel(now, id);
+        }
+    }
+
+    async fn on_command(&mut self, c: Command) {
+        match c {
+            Command::Confirmed { peer, service, body, reply } => {
+                let now = self.now();
+                let limits = self.peer_limits.get(&peer);
+                match self.tsm.start_with(now, peer, service, body, limits) {
+                    Ok(id) => {
+                        self.waiting.insert(id, reply);
+                    }
+                    Err(StartError::QueueFull) => {
+                        let _ = reply.send(Err(super::ClientError::QueueFull));
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(super::ClientError::TooLong(e)));
+                    }
+                }
+            }
+            Command::Unconfirmed { to, service, body, done } => {
+                let mut apdu = Vec::with_capacity(2 + body.len());
+                Apdu::UnconfirmedRequest { service, body: &body }.encode(&mut apdu);
+                let _ = done.send(self.send_unconfirmed(&to, &apdu).await);
+            }
+        }
+    }
+
+    async fn send_unconfirmed(&self, to: &Destination, apdu: &[u8]) -> std::io::Result<()> {
+        let mut npdu = Vec::with_capacity(apdu.len() + 8);
+        match to {
+            Destination::LocalBroadcast => {
+                encode_npdu(&Npdu::local_apdu(apdu, false), &mut npdu)?;
+                self.link.send_broadcast(&npdu).await
+            }
+            Destination::GlobalBroadcast => {
+                let mut n = Npdu::local_apdu(apdu, false);
+                n.destination = Some(NetAddress { net: bacnet::npdu::GLOBAL_NETWORK, mac: &[] });
+                n.hop_count = DEFAULT_HOP_COUNT;
+                encode_npdu(&n, &mut npdu)?;
+                self.link.send_broadcast(&npdu).await
+            }
+            Destination::Device(d) => {
+                encode_for(d, apdu, false, &mut npdu)?;
+                self.link.send_unicast(d, &npdu, false).await
+            }
+        }
+    }
+
+    async fn on_received(&mut self, r: Received) {
+        let npdu = match Npdu::decode(&r.npdu) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::debug!(from = %r.source, error = %e, "dropped malformed NPDU");
+                return;
+            }
+        };
+        let NpduPayload::Apdu(apdu_bytes) = npdu.payload else {
+            return; // network-layer messages are the router's business
+        };
+        if npdu.destination.is_some_and(|d| d.net != bacnet::npdu::GLOBAL_NETWORK) {
+            return; // addressed to a remote network: we are not a router
+        }
+        let source = DeviceAddress {
+            link: r.source,
+            remote: npdu.source.map(|s| RemoteStation { net: s.net, mac: s.mac.to_vec() }),
+        };
+        let apdu = match Apdu::decode(apdu_bytes) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::debug!(from = %source, error = %e, "dropped malformed APDU");
+                return;
+            }
+        };
+        match apdu {
+            Apdu::UnconfirmedRequest { service, body } => {
+                if service == UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION
+                    && let Ok(notification) = COVNotification::decode(body)
+                {
+                    let _ = self.cov.send(super::CovNotificationReceived {
+                        source: source.clone(),
+                        confirmed: false,
+                        notification,
+                    });
+                }
+                if service == UnconfirmedServiceChoice::I_AM
+                    && let Ok(i_am) = IAm::decode(body)
+                {
+                    let segmented_receive = matches!(
+                        i_am.segmentation_supported,
+                        bacnet::Segmentation::SEGMENTED_BOTH | bacnet::Segmentation::SEGMENTED_RECEIVE
+                    );
+                    let limits = PeerLimits {
+                        max_apdu: i_am.max_apdu_length_accepted as usize,
+                        segmented_receive,
+                        max_segments: None,
+                    };
+                    self.peer_limits.learn(source.clone(), limits);
+                }
+                let _ = self.unconfirmed.send(UnconfirmedReceived { source, service, body: body.to_vec() });
+            }
+            Apdu::ConfirmedRequest(_) if r.broadcast => {} // never answer a broadcast confirmed request
+            Apdu::ConfirmedRequest(c) => {
+                // This node serves no objects: it takes COV notifications
+                // and refuses every other confirmed service.
+                let mut out = Vec::with_capacity(3);
+                let notification = (c.segment.is_none()
+                    && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION)
+                    .then(|| COVNotification::decode(c.body));
+                if let Some(decoded) = notification {
+                    match decoded {
+                        Ok(notification) => {
+                            Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);
+                            let _ = self.cov.send(super::CovNotificationReceived {
+                                source: source.clone(),
+                                confirmed: true,
+                                notification,
+                            });
+                        }
+                        Err(e) => Apdu::Reject { invoke_id: c.invoke_id, reason: e.reject_reason() }.encode(&mut out),
+                    }
+                } else if c.segment.is_some() {
+                    Apdu::Abort {
+                        server: true,
+                        invoke_id: c.invoke_id,
+                        reason: AbortReason::SEGMENTATION_NOT_SUPPORTED,
+                    }
+                    .encode(&mut out);
+                } else {
+                    Apdu::Reject { invoke_id: c.invoke_id, reason: RejectReason::UNRECOGNIZED_SERVICE }
+                        .encode(&mut out);
+                }
+                let mut npdu = Vec::with_capacity(16);
+                if encode_for(&source, &out, false, &mut npdu).is_ok() {
+                    let _ = self.link.send_unicast(&source, &npdu, false).await;
+                }
+            }
+            other => {
+                let now = self.now();
+                if !self.tsm.handle_apdu(now, &source, &other) {
+                    tracing::debug!(from = %source, invoke_id = ?other.invoke_id(), "answer to no transaction of ours");
+                }
+            }
+        }
+    }
+
+    async fn flush(&mut self) {
+        while let Some(t) = self.tsm.poll_transmit() {
+            let mut npdu = Vec::with_capacity(t.apdu.len() + 8);
+            if let Err(e) = encode_for(&t.peer, &t.apdu, t.expecting_reply, &mut npdu) {
+                tracing::warn!(peer = %t.peer, error = %e, "cannot encode NPDU");
+                continue;
+            }
+            if let Err(e) = self.link.send_unicast(&t.peer, &npdu, t.expecting_reply).await {
+                tracing::warn!(peer = %t.peer, error = %e, "send failed");
+                // Retrying cannot fix an unreachable address: fail now, with the reason.
+                if let Some(id) = t.transaction
+                    && !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted)
+                {
+                    let now = self.now();
+                    self.tsm.cancel(now, id);
+                    if let Some(reply) = self.waiting.remove(&id) {
+                        let _ = reply.send(Err(super::ClientError::Io(e)));
+                    }
+                }
+            }
+        }
+        while let Some(done) = self.tsm.poll_event() {
+            if let Some(reply) = self.waiting.remove(&done.id) {
+                let _ = reply.send(Ok(done.outcome));
+            }
+        }
+    }
+}
+
+fn encode_npdu(n: &Npdu<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    n.encode(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+}
+
+fn encode_for(d: &DeviceAddress, apdu: &[u8], expecting_reply: bool, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut n = Npdu::local_apdu(apdu, expecting_reply);
+    if let Some(r) = &d.remote {
+        n.destination = Some(NetAddress { net: r.net, mac: &r.mac });
+        n.hop_count = DEFAULT_HOP_COUNT;
+    }
+    encode_npdu(&n, out)
+}

@@ -1,0 +1,324 @@
+//! The async BACnet client: Who-Is discovery and the property services,
+//! with the transaction state machine's timeouts, retries and per-device
+//! concurrency limit.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use trellis_client::{Client, ClientConfig};
+//! let client = Client::bind(ClientConfig::default()).await?;
+//! let device = "127.0.0.1:47809".parse()?;
+//! let pv = client
+//!     .read_property(&device, "analog-value,1".parse()?, bacnet::PropertyIdentifier::PRESENT_VALUE, None)
+//!     .await?;
+//! println!("{pv}");
+//! # Ok(()) }
+//! ```
+//!
+//! An actor task owns the transaction state machine; callers send it
+//! commands over channels and await the answer. What the client shares with
+//! the server (how peers are named, the MS/TP receive bridge) is in
+//! `trellis_net`.
+//!
+//! Must never: depend on the server or the plugin runtime, block the
+//! runtime (an MS/TP driver and its bridge run on threads of their own), or
+//! keep a transaction going for a caller that gave up (abandoned requests
+//! are cancelled).
+
+mod actor;
+mod cov;
+mod error;
+mod management;
+mod who_is;
+
+pub use actor::{Destination, UnconfirmedReceived};
+pub use cov::{CovNotificationReceived, CovSubscription};
+pub use error::ClientError;
+pub use trellis_net::{DeviceAddress, ParseAddressError, RemoteStation};
+pub use who_is::{Discovered, WhoIsScan};
+
+use actor::{Actor, Command, Link};
+use bacnet::enums::{ConfirmedServiceChoice as Service, PropertyIdentifier, UnconfirmedServiceChoice};
+use bacnet::services::{
+    BacnetError, ReadAccessResult, ReadAccessSpecification, ReadPropertyAck, ReadPropertyMultipleAck,
+    ReadPropertyMultipleRequest, ReadPropertyRequest, ServiceCodec, WhoIs, WriteAccessSpecification,
+    WritePropertyMultipleError, WritePropertyMultipleRequest, WritePropertyRequest,
+};
+use bacnet::tsm::{Outcome, TsmConfig};
+use bacnet::{AnyValue, ObjectIdentifier};
+use std::collections::HashMap;
+use std::net::SocketAddrV4;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use trellis_bip::{BindError, BipConfig};
+
+/// The longest request we send: 255 segments of a 1476-octet APDU.
+const MAX_REQUEST_OCTETS: usize = 255 * 1470;
+
+/// Client settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientConfig {
+    /// The B/IP port to bind.
+    pub bip: BipConfig,
+    /// APDU timeout, retries, requests in flight per device.
+    pub tsm: TsmConfig,
+}
+
+/// A BACnet client on one B/IP port. Cheap to clone; every clone shares the
+/// port and its transactions. The port closes when the last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    unconfirmed: broadcast::Sender<UnconfirmedReceived>,
+    cov: broadcast::Sender<CovNotificationReceived>,
+    local: SocketAddrV4,
+    broadcast: SocketAddrV4,
+    tsm: TsmConfig,
+}
+
+impl Client {
+    /// Bind the port and start the client's tasks on the current runtime.
+    pub async fn bind(config: ClientConfig) -> Result<Client, BindError> {
+        let (bip, driver) = trellis_bip::bind(&config.bip)?;
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        tokio::spawn(driver.run(rx_tx));
+        let local = bip.local_addr();
+        let broadcast_addr = bip.broadcast_addr();
+        Ok(Client::start(Link::Bip(bip), rx_rx, local, broadcast_addr, config.tsm))
+    }
+
+    /// Start a client on an MS/TP port (a simulated line or a serial
+    /// device): its driver runs on a thread of its own, what it receives
+    /// crosses to the runtime on another, and the port shuts down when the
+    /// last clone of the client is dropped. Devices on the port are named
+    /// [`DeviceAddress::mstp`]`(mac)`; [`Destination::LocalBroadcast`] is
+    /// MAC 255.
+    pub async fn bind_mstp(port: trellis_mstp::MstpConfig, tsm: TsmConfig) -> Result<Client, trellis_mstp::BindError> {
+        let (handle, driver) = trellis_mstp::bind(port)?;
+        Client::on_mstp(handle, driver, tsm)
+    }
+
+    /// [`Client::bind_mstp`] on a port set up elsewhere (e.g. with
+    /// [`trellis_mstp::bind_port`] on a serial line opened by the caller).
+    /// Call within the runtime.
+    pub fn on_mstp(
+        handle: trellis_mstp::MstpHandle,
+        driver: trellis_mstp::MstpDriver,
+        tsm: TsmConfig,
+    ) -> Result<Client, trellis_mstp::BindError> {
+        let name = driver.name().to_string();
+        driver.spawn().map_err(|source| trellis_mstp::BindError::Io { port: name, source })?;
+        let mac = handle.mac();
+        let (sender, received) = handle.into_parts();
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        trellis_net::mstp::bridge(received, rx_tx, |r| trellis_bip::Received {
+            source: DeviceAddress::mstp(r.source_mac).link,
+            npdu: r.npdu,
+            broadcast: r.broadcast,
+        });
+        let local = DeviceAddress::mstp(mac).link;
+        let broadcast = DeviceAddress::mstp(trellis_net::mstp::BROADCAST_MAC).link;
+        Ok(Client::start(Link::Mstp(sender), rx_rx, local, broadcast, tsm))
+    }
+
+    fn start(
+        link: Link,
+        received: mpsc::Receiver<trellis_bip::Received>,
+        local: SocketAddrV4,
+        broadcast: SocketAddrV4,
+        tsm: TsmConfig,
+    ) -> Client {
+        let (cmd_tx, cmd_rx) = mpsc::channel(1024);
+        let (unconfirmed, _) = broadcast::channel(4096);
+        let (cov, _) = broadcast::channel(4096);
+        let actor = Actor {
+            tsm: bacnet::tsm::ClientTsm::new(tsm),
+            peer_limits: Default::default(),
+            link,
+            commands: cmd_rx,
+            received,
+            unconfirmed: unconfirmed.clone(),
+            cov: cov.clone(),
+            waiting: HashMap::new(),
+            epoch: tokio::time::Instant::now(),
+        };
+        tokio::spawn(actor.run());
+        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm }
+    }
+
+    /// Our B/IP address.
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    /// The broadcast address Who-Is goes to.
+    pub fn broadcast_addr(&self) -> SocketAddrV4 {
+        self.broadcast
+    }
+
+    /// Subscribe to every unconfirmed request received (I-Am, I-Have, COV
+    /// notifications…). Slow subscribers miss messages rather than grow memory.
+    pub fn subscribe_unconfirmed(&self) -> broadcast::Receiver<UnconfirmedReceived> {
+        self.unconfirmed.subscribe()
+    }
+
+    /// Send an unconfirmed request.
+    pub async fn send_unconfirmed(
+        &self,
+        to: Destination,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        let (done, wait) = oneshot::channel();
+        self.commands.send(Command::Unconfirmed { to, service, body, done }).await.map_err(|_| ClientError::Closed)?;
+        match wait.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(ClientError::Io(e)),
+            Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    /// Send Who-Is (to `to`, with an optional instance range) and collect the
+    /// I-Am answers that arrive within `wait`.
+    pub async fn who_is(
+        &self,
+        to: Destination,
+        range: Option<(u32, u32)>,
+        wait: Duration,
+    ) -> Result<WhoIsScan, ClientError> {
+        let rx = self.subscribe_unconfirmed();
+        self.send_unconfirmed(to, UnconfirmedServiceChoice::WHO_IS, WhoIs { range }.to_vec()).await?;
+        Ok(WhoIsScan::new(rx, range, wait))
+    }
+
+    /// Run one confirmed service and return how it ended.
+    pub async fn confirmed(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<Outcome, ClientError> {
+        // A request longer than the device's Max-APDU goes in segments;
+        // the transaction state machine refuses what no device could take.
+        if body.len() > MAX_REQUEST_OCTETS {
+            return Err(ClientError::Encode(bacnet::EncodeError::TooLong("request (more than 255 full segments)")));
+        }
+        let (reply, wait) = oneshot::channel();
+        self.commands
+            .send(Command::Confirmed { peer: device.clone(), service, body, reply })
+            .await
+            .map_err(|_| ClientError::Closed)?;
+        wait.await.map_err(|_| ClientError::Closed)?
+    }
+
+    async fn confirmed_ack(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, ClientError> {
+        match self.confirmed(device, service, body).await? {
+            Outcome::ComplexAck(body) => Ok(body),
+            Outcome::SimpleAck => Err(ClientError::UnexpectedReply("a SimpleACK where a ComplexACK was due")),
+            other => Err(self.failure(other)),
+        }
+    }
+
+    async fn confirmed_simple(
+        &self,
+        device: &DeviceAddress,
+        service: Service,
+        body: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        match self.confirmed(device, service, body).await? {
+            Outcome::SimpleAck => Ok(()),
+            Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK where a SimpleACK was due")),
+            other => Err(self.failure(other)),
+        }
+    }
+
+    fn failure(&self, outcome: Outcome) -> ClientError {
+        match outcome {
+            Outcome::Error(body) => match BacnetError::decode(&body) {
+                Ok(e) => ClientError::Bacnet { class: e.class, code: e.code },
+                Err(e) => ClientError::MalformedReply(e),
+            },
+            Outcome::Reject(r) => ClientError::Reject(r),
+            Outcome::Abort { reason, from_server } => ClientError::Abort { reason, from_server },
+            Outcome::Timeout => ClientError::Timeout {
+                attempts: 1 + self.tsm.retries as u32,
+                timeout_ms: self.tsm.apdu_timeout.as_millis() as u64,
+            },
+            Outcome::SimpleAck | Outcome::ComplexAck(_) => ClientError::UnexpectedReply("success"),
+        }
+    }
+
+    /// ReadProperty.
+    pub async fn read_property(
+        &self,
+        device: &DeviceAddress,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+    ) -> Result<AnyValue, ClientError> {
+        let req = ReadPropertyRequest { object, property, array_index };
+        let body = self.confirmed_ack(device, Service::READ_PROPERTY, req.to_vec()).await?;
+        let ack = ReadPropertyAck::decode(&body).map_err(ClientError::MalformedReply)?;
+        // Asked as device,4194303 ("whichever device you are"), the answer
+        // carries the device's real instance.
+        let wildcard =
+            object.object_type == bacnet::ObjectType::DEVICE && object.instance == ObjectIdentifier::MAX_INSTANCE;
+        let same_object = ack.object == object || (wildcard && ack.object.object_type == bacnet::ObjectType::DEVICE);
+        if !same_object || ack.property != property || ack.array_index != array_index {
+            return Err(ClientError::UnexpectedReply("a ReadProperty-ACK for another property"));
+        }
+        Ok(ack.value)
+    }
+
+    /// ReadPropertyMultiple; per-property errors come back inside the results.
+    pub async fn read_property_multiple(
+        &self,
+        device: &DeviceAddress,
+        specs: Vec<ReadAccessSpecification>,
+    ) -> Result<Vec<ReadAccessResult>, ClientError> {
+        let req = ReadPropertyMultipleRequest(specs);
+        let body = self.confirmed_ack(device, Service::READ_PROPERTY_MULTIPLE, req.to_vec()).await?;
+        Ok(ReadPropertyMultipleAck::decode(&body).map_err(ClientError::MalformedReply)?.0)
+    }
+
+    /// WriteProperty, with a command priority for commandable properties.
+    pub async fn write_property(
+        &self,
+        device: &DeviceAddress,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+        value: AnyValue,
+        priority: Option<u8>,
+    ) -> Result<(), ClientError> {
+        let req = WritePropertyRequest { object, property, array_index, value, priority };
+        self.confirmed_simple(device, Service::WRITE_PROPERTY, req.to_vec()).await
+    }
+
+    /// WritePropertyMultiple. A failure names the first write that failed.
+    pub async fn write_property_multiple(
+        &self,
+        device: &DeviceAddress,
+        specs: Vec<WriteAccessSpecification>,
+    ) -> Result<(), ClientError> {
+        let req = WritePropertyMultipleRequest(specs);
+        match self.confirmed(device, Service::WRITE_PROPERTY_MULTIPLE, req.to_vec()).await? {
+            Outcome::SimpleAck => Ok(()),
+            Outcome::Error(body) => match WritePropertyMultipleError::decode(&body) {
+                Ok(e) => Err(ClientError::WriteFailed {
+                    class: e.error.class,
+                    code: e.error.code,
+                    first_failed: e.first_failed,
+                }),
+                // Some devices answer with a plain Error body.
+                Err(_) => Err(self.failure(Outcome::Error(body))),
+            },
+            Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK to WritePropertyMultiple")),
+            other => Err(self.failure(other)),
+        }
+    }
+}

@@ -1,0 +1,598 @@
+//! One plugin instance: the wasmtime [`Store`] and its component, called in
+//! place on the caller's thread.
+//!
+//! There is no worker thread and no queue: the task that received a request
+//! (on a shard, see `trellis::shard`) takes the instance's lock, runs the
+//! export under the epoch deadline and the memory limit, and goes on with
+//! the answer. Every caller of one device runs on that device's shard, so
+//! the lock is uncontended on the request path; only a hot swap or a
+//! ReinitializeDevice from elsewhere ever waits on it, for one export or
+//! import (the swap's pause).
+//!
+//! Calls are wasmtime's async calls: the guest runs on a fiber stack from
+//! the pool, and WASI's imports are the async ones. A guest that never
+//! waits (the normal case: no host import of ours waits) completes at the
+//! first poll, so a request still never leaves its thread; a guest that
+//! asks WASI to wait (a sleep, a poll on a clock) suspends its call rather
+//! than the thread, and the call fails when its deadline passes, like a
+//! runaway loop: nothing a plugin calls can block the thread it runs on.
+//!
+//! Failure handling. A call that traps, overruns its deadline or hits the
+//! memory limit fails with the matching [`ModelError`]; the instance is then
+//! dropped and re-instantiated from the [`ObjectModelPluginPre`] (microseconds
+//! with the pooling allocator) according to the [`RestartPolicy`] — at once
+//! the first time, with back-off after repeated failures (calls meanwhile
+//! fail fast with `Restarting`, naming the failure), and finally not at all:
+//! the instance is disabled and every later call fails with `Disabled`.
+//! Other plugins have their own stores and are never affected. A trap is
+//! reported by what the plugin wrote on stderr during the call (a panic's
+//! message) and the trap itself, in one line; its wasm backtrace goes to the
+//! debug log.
+//!
+//! State across restarts: a snapshot and a journal. The instance keeps the
+//! model's last exported state and, since it, every write the plugin
+//! accepted (the journal). A fresh instance imports the snapshot and replays
+//! the journal, so an acknowledged write survives a crash without costing an
+//! export per write. Snapshots are taken when the journal grows past
+//! [`JOURNAL_WRITES`] writes or [`JOURNAL_OCTETS`] octets of values, after a
+//! successful `import-state`, whenever the host asks for `export-state`, and
+//! after a `tick` when the last snapshot is older than the configured
+//! interval (so time-driven state is at most that old). A journal entry is
+//! replayed with the priority it was written at; replayed writes that the
+//! fresh instance refuses are logged, not retried.
+//!
+//! Must never: call the plugin re-entrantly, wait on anything but the
+//! guest while holding the lock, or answer a write as done before it is in
+//! the journal.
+
+use super::bindings::{ObjectModelPlugin, ObjectModelPluginPre, types as wit};
+use super::convert::{self, Contract};
+use super::engine::PluginEngine;
+use super::host_imports::HostImports;
+use super::limits::{LimitHits, Limits, StoreLimiter};
+use super::log::PluginLog;
+use super::restart::{RestartPolicy, Restarts, Verdict};
+use super::state::PluginState;
+use super::wasi::{self, DataDir};
+use bacnet::services::BacnetError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{Mutex, MutexGuard};
+use trellis_model::{
+    ChangeFeed, DateTime, HostClock, ModelError, ObjectInfo, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
+};
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, Trap};
+
+/// Accepted writes kept in the journal before a snapshot replaces them.
+pub const JOURNAL_WRITES: usize = 1024;
+/// Octets of written values kept in the journal before a snapshot replaces them.
+pub const JOURNAL_OCTETS: usize = 256 << 10;
+
+/// Everything needed to start (and restart) instances of one plugin.
+pub struct Spec {
+    /// Plugin name (from the configuration; used in every error and log line).
+    pub name: Arc<str>,
+    /// The engine (kept alive, with its ticker, by every instance).
+    pub engine: PluginEngine,
+    /// The linked, pre-instantiated component.
+    pub pre: ObjectModelPluginPre<PluginState>,
+    /// Memory, table and instance limits.
+    pub limits: Limits,
+    /// Wall-clock limit of one call.
+    pub deadline: Duration,
+    /// The data directory.
+    pub data: DataDir,
+    /// The gateway clock.
+    pub clock: HostClock,
+    /// Where change notifications go.
+    pub changes: ChangeFeed,
+    /// The plugin's log.
+    pub log: Arc<PluginLog>,
+    /// Restart policy.
+    pub restart: RestartPolicy,
+    /// Longest time between snapshots while only ticks change state.
+    pub snapshot_interval: Duration,
+}
+
+/// How an instance is doing, readable without its lock.
+#[derive(Debug, Default)]
+struct Health {
+    disabled: AtomicBool,
+    backing_off: AtomicBool,
+    restarts: AtomicU64,
+    failures: AtomicU64,
+    snapshots: AtomicU64,
+    replayed: AtomicU64,
+}
+
+/// A point-in-time copy of an instance's health counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthReport {
+    /// Failed for good; every call fails with `Disabled`.
+    pub disabled: bool,
+    /// Waiting out a back-off delay; calls fail with `Restarting`.
+    pub backing_off: bool,
+    /// Instances started after the first.
+    pub restarts: u64,
+    /// Calls (or restarts) that trapped, overran or ran out of memory.
+    pub failures: u64,
+    /// State snapshots taken (exports the host asked for itself).
+    pub snapshots: u64,
+    /// Journal entries replayed into fresh instances.
+    pub replayed: u64,
+}
+
+impl Health {
+    fn report(&self) -> HealthReport {
+        HealthReport {
+            disabled: self.disabled.load(Ordering::Relaxed),
+            backing_off: self.backing_off.load(Ordering::Relaxed),
+            restarts: self.restarts.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            snapshots: self.snapshots.load(Ordering::Relaxed),
+            replayed: self.replayed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn carry_over(&self, from: &Health, restart: bool, failure: bool) {
+        let old = from.report();
+        self.restarts.store(old.restarts + restart as u64, Ordering::Relaxed);
+        self.failures.store(old.failures + failure as u64, Ordering::Relaxed);
+        self.snapshots.store(old.snapshots, Ordering::Relaxed);
+        self.replayed.store(old.replayed, Ordering::Relaxed);
+    }
+}
+
+/// One plugin instance and what restarts it.
+pub struct Instance {
+    spec: Arc<Spec>,
+    health: Health,
+    info: PluginInfo,
+    core: Mutex<Core>,
+}
+
+/// A running component.
+struct Live {
+    store: Store<PluginState>,
+    plugin: ObjectModelPlugin,
+}
+
+/// One export call, with its arguments in WIT types.
+enum Call<'a> {
+    Describe,
+    Objects,
+    Read(&'a [wit::PropertyRef]),
+    Write(&'a [wit::WriteRequest]),
+    Tick(wit::Datetime),
+    Export,
+    Import(&'a [u8]),
+}
+
+/// What an export answered, in WIT types.
+enum Answer {
+    Describe(wit::PluginInfo),
+    Objects(Vec<wit::ObjectInfo>),
+    Read(Vec<Vec<wit::ReadResult>>),
+    Write(Vec<Result<(), wit::BacnetError>>),
+    Tick,
+    Export(Vec<u8>),
+    Import(Result<(), String>),
+}
+
+impl Live {
+    async fn run(&mut self, call: Call<'_>) -> wasmtime::Result<Answer> {
+        let m = self.plugin.trellis_bacnet_object_model();
+        let s = &mut self.store;
+        Ok(match call {
+            Call::Describe => Answer::Describe(m.call_describe(s).await?),
+            Call::Objects => Answer::Objects(m.call_objects(s).await?),
+            Call::Read(refs) => Answer::Read(m.call_read_properties(s, refs).await?),
+            Call::Write(writes) => Answer::Write(m.call_write_properties(s, writes).await?),
+            Call::Tick(now) => {
+                m.call_tick(s, now).await?;
+                Answer::Tick
+            }
+            Call::Export => Answer::Export(m.call_export_state(s).await?),
+            Call::Import(state) => Answer::Import(m.call_import_state(s, state).await?),
+        })
+    }
+}
+
+/// What the lock guards.
+struct Core {
+    live: Option<Live>,
+    restarts: Restarts,
+    restart_at: Option<Instant>,
+    /// The last exported state, imported into every fresh instance.
+    snapshot: Option<Arc<[u8]>>,
+    last_snapshot: Instant,
+    /// Writes the plugin accepted since the snapshot, in order.
+    journal: Vec<PropertyWrite>,
+    journal_octets: usize,
+    /// An instance has been started before (later starts are restarts).
+    started: bool,
+    /// The last failure, told to calls while no instance runs.
+    last_failure: Option<ModelError>,
+}
+
+impl Core {
+    /// A placeholder while the first instance starts.
+    fn empty() -> Self {
+        Core {
+            live: None,
+            restarts: Restarts::new(RestartPolicy::default()),
+            restart_at: None,
+            snapshot: None,
+            last_snapshot: Instant::now(),
+            journal: Vec::new(),
+            journal_octets: 0,
+            started: false,
+            last_failure: None,
+        }
+    }
+}
+
+impl Instance {
+    /// Instantiate the component, import `state` when given, and ask it what
+    /// it is (fast from the pre-instantiated component).
+    pub async fn start(spec: Arc<Spec>, state: Option<Arc<[u8]>>) -> Result<Self, ModelError> {
+        let mut core = Core {
+            live: None,
+            restarts: Restarts::new(spec.restart.clone()),
+            restart_at: None,
+            snapshot: state,
+            last_snapshot: Instant::now(),
+            journal: Vec::new(),
+            journal_octets: 0,
+            started: false,
+            last_failure: None,
+        };
+        let mut instance =
+            Instance { spec, health: Health::default(), info: PluginInfo::default(), core: Mutex::new(Core::empty()) };
+        instance.instantiate(&mut core).await?;
+        let Answer::Describe(info) = instance.invoke(&mut core, Call::Describe).await? else { unreachable!() };
+        instance.info = convert::info_from_wit(info);
+        instance.core = Mutex::new(core);
+        Ok(instance)
+    }
+
+    /// A fresh instance of the same component for ReinitializeDevice, with
+    /// `state` imported (`None`: from scratch); counted as a restart, not a
+    /// failure.
+    pub async fn restart(&self, state: Option<Arc<[u8]>>) -> Result<Self, ModelError> {
+        let fresh = Instance::start(self.spec.clone(), state).await?;
+        fresh.health.carry_over(&self.health, true, false);
+        Ok(fresh)
+    }
+
+    /// What the plugin said it is when this instance started.
+    pub fn info(&self) -> &PluginInfo {
+        &self.info
+    }
+
+    /// The clock this instance reads.
+    pub fn clock(&self) -> &HostClock {
+        &self.spec.clock
+    }
+
+    /// Health counters.
+    pub fn health(&self) -> HealthReport {
+        self.health.report()
+    }
+
+    /// Writes in the journal now (accepted since the last snapshot).
+    pub async fn journal_len(&self) -> usize {
+        self.core.lock().await.journal.len()
+    }
+
+    /// `objects`.
+    pub async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {
+        let mut core = self.ready().await?;
+        let Answer::Objects(r) = self.call(&mut core, Call::Objects).await? else { unreachable!() };
+        self.convert(convert::objects_from_wit(r))
+    }
+
+    /// `read-properties`: one list of results per target.
+    pub async fn read(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
+        let mut core = self.ready().await?;
+        let refs = convert::targets_to_wit(targets);
+        let Answer::Read(r) = self.call(&mut core, Call::Read(&refs)).await? else { unreachable!() };
+        self.convert(convert::reads_from_wit(r, targets.len()))
+    }
+
+    /// `write-properties`: one result per write. What the plugin accepted is
+    /// in the journal before this returns.
+    pub async fn write(&self, writes: &[PropertyWrite]) -> Result<Vec<Result<(), BacnetError>>, ModelError> {
+        let mut core = self.ready().await?;
+        let requests = convert::writes_to_wit(writes);
+        let Answer::Write(r) = self.call(&mut core, Call::Write(&requests)).await? else { unreachable!() };
+        let results = self.convert(convert::write_results_from_wit(r, writes.len()))?;
+        let mut encoded = Vec::new();
+        for (w, r) in writes.iter().zip(&results) {
+            if r.is_ok() {
+                encoded.clear();
+                w.value.encode(&mut encoded);
+                core.journal_octets += encoded.len() + 16;
+                core.journal.push(w.clone());
+            }
+        }
+        if core.journal.len() >= JOURNAL_WRITES || core.journal_octets >= JOURNAL_OCTETS {
+            // The writes are in the journal: a failed snapshot loses nothing
+            // (the restart replays them), so it does not fail this call.
+            let _ = self.take_snapshot(&mut core).await;
+        }
+        Ok(results)
+    }
+
+    /// `tick`, then a snapshot if the last is older than the interval.
+    pub async fn tick(&self, now: DateTime) -> Result<(), ModelError> {
+        let mut core = self.ready().await?;
+        self.call(&mut core, Call::Tick(convert::datetime_to_wit(now))).await?;
+        if core.last_snapshot.elapsed() >= self.spec.snapshot_interval {
+            self.take_snapshot(&mut core).await?;
+        }
+        Ok(())
+    }
+
+    /// `export-state` (kept as the snapshot).
+    pub async fn export(&self) -> Result<Vec<u8>, ModelError> {
+        let mut core = self.ready().await?;
+        let Answer::Export(state) = self.call(&mut core, Call::Export).await? else { unreachable!() };
+        self.keep_snapshot(&mut core, Arc::from(state.as_slice()));
+        Ok(state)
+    }
+
+    /// `import-state`; the inner error is the plugin's refusal.
+    pub async fn import(&self, state: &[u8]) -> Result<Result<(), String>, ModelError> {
+        let mut core = self.ready().await?;
+        let Answer::Import(r) = self.call(&mut core, Call::Import(state)).await? else { unreachable!() };
+        if r.is_ok() {
+            self.keep_snapshot(&mut core, Arc::from(state));
+        }
+        Ok(r)
+    }
+
+    /// The lock, with a live instance in it: restarted here when its
+    /// back-off is over; otherwise the reason there is none.
+    async fn ready(&self) -> Result<MutexGuard<'_, Core>, ModelError> {
+        if self.health.disabled.load(Ordering::Relaxed) {
+            return Err(self.disabled());
+        }
+        let mut core = self.core.lock().await;
+        if core.live.is_none()
+            && let Some(at) = core.restart_at
+            && Instant::now() >= at
+        {
+            core.restart_at = None;
+            self.health.backing_off.store(false, Ordering::Relaxed);
+            if let Err(e) = self.instantiate(&mut core).await {
+                self.failed(&mut core, e).await;
+            }
+        }
+        if self.health.disabled.load(Ordering::Relaxed) {
+            return Err(self.disabled());
+        }
+        match core.live {
+            Some(_) => Ok(core),
+            None => Err(self.unavailable(&core)),
+        }
+    }
+
+    /// Call an export under the deadline and limits; a failure drops the
+    /// instance and applies the restart policy.
+    async fn call(&self, core: &mut Core, call: Call<'_>) -> Result<Answer, ModelError> {
+        let r = self.invoke(core, call).await;
+        match &r {
+            Ok(_) => core.restarts.succeeded(),
+            Err(e) => self.failed(core, e.clone()).await,
+        }
+        r
+    }
+
+    /// Call an export under the deadline and limits, and say how it failed;
+    /// nothing else. The deadline holds twice: the epoch interrupts a guest
+    /// that computes too long, the timer one that waits too long.
+    async fn invoke(&self, core: &mut Core, call: Call<'_>) -> Result<Answer, ModelError> {
+        let Some(live) = core.live.as_mut() else {
+            return Err(self.unavailable(core));
+        };
+        let deadline = self.spec.deadline;
+        live.store.set_epoch_deadline(self.spec.engine.ticks_for(deadline));
+        live.store.data_mut().limiter.reset();
+        self.spec.log.begin_call();
+        match tokio::time::timeout(deadline, live.run(call)).await {
+            Ok(r) => r.map_err(|e| classify(&self.spec, &e, live.store.data().limiter.hits())),
+            Err(_) => {
+                // The guest waited in a host call (a WASI sleep or poll):
+                // its call was dropped mid-way, so is the instance.
+                core.live = None;
+                tracing::debug!(plugin = &*self.spec.name, "a call waited in a host import past its deadline");
+                Err(ModelError::DeadlineExceeded {
+                    plugin: self.spec.name.to_string(),
+                    limit_ms: deadline.as_millis() as u64,
+                })
+            }
+        }
+    }
+
+    /// What a call gets while no instance runs: the failure being waited
+    /// out, when there is one.
+    fn unavailable(&self, core: &Core) -> ModelError {
+        let plugin = self.spec.name.to_string();
+        match &core.last_failure {
+            Some(cause) => ModelError::Restarting { plugin, cause: Box::new(cause.clone()) },
+            None => ModelError::Busy { plugin },
+        }
+    }
+
+    fn disabled(&self) -> ModelError {
+        ModelError::Disabled { plugin: self.spec.name.to_string() }
+    }
+
+    fn convert<T>(&self, r: Result<T, Contract>) -> Result<T, ModelError> {
+        r.map_err(|Contract(detail)| ModelError::Contract { plugin: self.spec.name.to_string(), detail })
+    }
+
+    /// Drop the failed instance and restart it, later, or never.
+    async fn failed(&self, core: &mut Core, err: ModelError) {
+        core.live = None;
+        core.last_failure = Some(err.clone());
+        self.health.failures.fetch_add(1, Ordering::Relaxed);
+        let name = &*self.spec.name;
+        match core.restarts.failed(Instant::now()) {
+            Verdict::RestartNow => {
+                tracing::warn!(plugin = name, "{err}; restarting");
+                if let Err(e) = Box::pin(self.instantiate(core)).await {
+                    Box::pin(self.failed(core, e)).await;
+                }
+            }
+            Verdict::RestartAt(at) => {
+                let ms = at.saturating_duration_since(Instant::now()).as_millis();
+                tracing::warn!(plugin = name, "{err}; restarting in {ms} ms");
+                core.restart_at = Some(at);
+                self.health.backing_off.store(true, Ordering::Relaxed);
+            }
+            Verdict::Disable => {
+                tracing::error!(
+                    plugin = name,
+                    "{err}; disabled after {} consecutive failures",
+                    core.restarts.consecutive()
+                );
+                self.health.disabled.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Instantiate (again), import the snapshot and replay the journal. A
+    /// failure leaves no instance; the caller applies the restart policy.
+    async fn instantiate(&self, core: &mut Core) -> Result<(), ModelError> {
+        let spec = &self.spec;
+        let wasi = wasi::context(&spec.log, &spec.clock, &spec.data)
+            .map_err(|e| ModelError::Trapped { plugin: spec.name.to_string(), detail: format!("{e:#}") })?;
+        let state = PluginState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: StoreLimiter::new(spec.limits.clone()),
+            host: HostImports::new(spec.log.clone(), spec.clock.clone(), spec.changes.clone()),
+        };
+        let mut store = Store::new(spec.engine.engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(spec.engine.ticks_for(spec.deadline));
+        spec.log.begin_call();
+        let plugin = spec
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
+        core.live = Some(Live { store, plugin });
+        if std::mem::replace(&mut core.started, true) {
+            self.health.restarts.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(state) = core.snapshot.clone() {
+            match self.invoke(core, Call::Import(&state)).await {
+                Ok(Answer::Import(Err(reason))) => {
+                    tracing::warn!(plugin = &*spec.name, "plugin refused its saved state ({reason}); starting fresh");
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    core.live = None;
+                    return Err(e);
+                }
+            }
+        }
+        if !core.journal.is_empty() {
+            self.replay(core).await?;
+        }
+        Ok(())
+    }
+
+    /// Apply the journal to a fresh instance, in order, then make it the
+    /// new snapshot so the next restart does not replay it again.
+    async fn replay(&self, core: &mut Core) -> Result<(), ModelError> {
+        let journal = std::mem::take(&mut core.journal);
+        let requests = convert::writes_to_wit(&journal);
+        let r = self.invoke(core, Call::Write(&requests)).await;
+        let results = match r {
+            Ok(Answer::Write(results)) => results,
+            Ok(_) => unreachable!(),
+            Err(e) => {
+                // Keep the journal for the next attempt: the writes were acknowledged.
+                core.journal = journal;
+                core.live = None;
+                return Err(e);
+            }
+        };
+        let refused = results.iter().filter(|r| r.is_err()).count();
+        if refused > 0 {
+            tracing::warn!(
+                plugin = &*self.spec.name,
+                refused,
+                "the restarted plugin refused {refused} of {} replayed writes",
+                journal.len()
+            );
+        }
+        self.health.replayed.fetch_add(journal.len() as u64, Ordering::Relaxed);
+        tracing::info!(plugin = &*self.spec.name, writes = journal.len(), "replayed the write journal");
+        match self.invoke(core, Call::Export).await {
+            Ok(Answer::Export(state)) => {
+                self.keep_snapshot(core, Arc::from(state));
+                Ok(())
+            }
+            Ok(_) => unreachable!(),
+            Err(e) => {
+                core.journal = journal;
+                core.live = None;
+                Err(e)
+            }
+        }
+    }
+
+    async fn take_snapshot(&self, core: &mut Core) -> Result<(), ModelError> {
+        match self.invoke(core, Call::Export).await {
+            Ok(Answer::Export(state)) => {
+                self.keep_snapshot(core, Arc::from(state));
+                Ok(())
+            }
+            Ok(_) => unreachable!(),
+            Err(e) => {
+                self.failed(core, e.clone()).await;
+                Err(e)
+            }
+        }
+    }
+
+    fn keep_snapshot(&self, core: &mut Core, state: Arc<[u8]>) {
+        core.snapshot = Some(state);
+        core.last_snapshot = Instant::now();
+        core.journal.clear();
+        core.journal_octets = 0;
+        self.health.snapshots.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// What kind of failure `e` was, given what the limiter refused meanwhile.
+fn classify(spec: &Spec, e: &wasmtime::Error, hits: LimitHits) -> ModelError {
+    let plugin = spec.name.to_string();
+    if hits.memory || hits.table {
+        return ModelError::MemoryExceeded { plugin, limit_bytes: spec.limits.memory_bytes };
+    }
+    if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+        return ModelError::DeadlineExceeded { plugin, limit_ms: spec.deadline.as_millis() as u64 };
+    }
+    // One line: what the plugin said (a panic's message), then the trap —
+    // not the wasm backtrace wasmtime wraps it in, which goes to debug.
+    tracing::debug!(plugin, "call failed: {e:?}");
+    let trap = match e.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => e.root_cause().to_string(),
+    };
+    let detail = match spec.log.last_words() {
+        Some(said) => format!("{said} ({trap})"),
+        None => trap,
+    };
+    let detail = detail.replace(['\r', '\n'], " ");
+    ModelError::Trapped { plugin, detail: super::log::truncate(&detail, 1024).to_owned() }
+}

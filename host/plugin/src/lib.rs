@@ -1,0 +1,410 @@
+//! The plugin runtime: a device's object model served by a sandboxed
+//! WebAssembly component (world `trellis:bacnet/object-model-plugin`).
+//!
+//! [`PluginModel`] is the server's handle on one plugin instance: a cheap
+//! [`Clone`] that implements [`ObjectModel`]. A call runs the guest on the
+//! caller's thread (`instance`), under an epoch deadline and a memory limit:
+//! no hand-off to another thread, so a request is answered on the thread
+//! that received it. Its futures are ready at their first poll.
+//!
+//! Codemap, one purpose per file (each file's doc says what it must never do):
+//! - `engine`: the shared wasmtime `Engine` and its epoch ticker.
+//! - `cache`: compiled components on disk (`.cwasm`), verified before use.
+//! - `limits`: the per-store `ResourceLimiter`.
+//! - `wasi`: the plugin's WASI context (no network, one data directory).
+//! - `bindings`: the generated WIT bindings; `convert` is the only module
+//!   that translates their types.
+//! - `host_imports`, `log`: what a plugin may call — log, clock, change
+//!   notifications (the clock and the change feed belong to the model
+//!   boundary, `trellis_model`; `wasi` hands the clock to WASI too).
+//! - `state`: what one instance's `Store` holds.
+//! - `instance`: one instance's store, called in place; failure handling,
+//!   restarts (policy in `restart`), snapshots and the write journal.
+//! - [`policy`] and [`signing`]: whether a plugin file may load (signature,
+//!   trusted keys, capability manifest against the operator's `[policy]`,
+//!   [`policy::PolicySection`], which the configuration file embeds) and
+//!   what it is granted. Built-in plugins are trusted by construction (they
+//!   live in the binary, `trellis::plugin::builtin`).
+//! - `bounded_read`: every plugin file is read through it — regular files
+//!   only, opened without blocking, never more than its cap.
+//!
+//! Architecture invariant: nothing outside this crate knows wasmtime or the
+//! WIT types. It is the only crate of the workspace that depends on
+//! wasmtime; the server, the client, the model boundary and the network
+//! crate never depend on it (the `trellis` crate's `layering` test), and it
+//! knows none of them but the model boundary. A plugin call runs on its
+//! device's shard thread (or, for loading, swapping and restarting, off the
+//! runtime's workers); it never waits on anything but the guest, whose
+//! imports never block.
+//!
+//! Hot swap (issue #3 item 8) is built in: [`PluginModel::swap`] loads nothing
+//! itself; it takes a model loaded beside this one, hands the state across
+//! with writes paused, and switches the handle between two calls. A call
+//! already running on the old instance finishes there.
+
+mod bindings;
+pub mod bounded_read;
+mod cache;
+mod convert;
+mod engine;
+mod host_imports;
+mod instance;
+mod limits;
+mod log;
+pub mod policy;
+mod restart;
+pub mod signing;
+mod state;
+mod wasi;
+
+pub use cache::{CacheOutcome, ComponentCache};
+pub use engine::{EngineConfig, PluginEngine, PoolConfig};
+pub use instance::{HealthReport, JOURNAL_OCTETS, JOURNAL_WRITES};
+pub use limits::{LimitHits, Limits};
+pub use restart::RestartPolicy;
+/// The model boundary's change feed and clock, which a plugin drives.
+pub use trellis_model::{ChangeFeed, Changes, HostClock};
+pub use wasi::DataDir;
+
+use bacnet::services::BacnetError;
+use instance::{Instance, Spec};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+use trellis_model::{
+    DateTime, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
+};
+use wasmtime::component::Linker;
+
+/// Largest component file accepted.
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Longest that reading and checking a plugin file's signature and manifest
+/// may take (they are at most a few kilobytes besides the component).
+pub const VET_TIME_LIMIT: Duration = Duration::from_secs(30);
+/// Longest that loading a plugin may take: compiling a large component on a
+/// cache miss takes seconds to minutes on a small gateway.
+pub const LOAD_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// Where a plugin's component comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum PluginSource<'a> {
+    /// Component bytes in memory (e.g. a built-in plugin, `trellis::plugin::builtin`).
+    Bytes(&'a [u8]),
+    /// A `.wasm` component file.
+    File(&'a Path),
+}
+
+impl<'a> From<&'a [u8]> for PluginSource<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        PluginSource::Bytes(b)
+    }
+}
+
+impl<'a> From<&'a Path> for PluginSource<'a> {
+    fn from(p: &'a Path) -> Self {
+        PluginSource::File(p)
+    }
+}
+
+/// How one plugin instance runs.
+#[derive(Debug, Clone)]
+pub struct PluginConfig {
+    /// Name used in logs and errors (the operator's, not the plugin's own).
+    pub name: String,
+    /// Host directory preopened as `/data`, if any.
+    pub data_dir: Option<PathBuf>,
+    /// Whether the plugin may write to its data directory.
+    pub data_writable: bool,
+    /// Memory, table and instance limits.
+    pub limits: Limits,
+    /// Wall-clock limit of one call (default 100 ms).
+    pub deadline: Duration,
+    /// Restarts and back-off.
+    pub restart: RestartPolicy,
+    /// Longest time between state snapshots while only ticks change state
+    /// (default 10 s).
+    pub snapshot_interval: Duration,
+    /// The gateway clock the plugin sees.
+    pub clock: HostClock,
+}
+
+impl PluginConfig {
+    /// Defaults for a plugin called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PluginConfig {
+            name: name.into(),
+            data_dir: None,
+            data_writable: false,
+            limits: Limits::default(),
+            deadline: Duration::from_millis(100),
+            restart: RestartPolicy::default(),
+            snapshot_interval: Duration::from_secs(10),
+            clock: HostClock::default(),
+        }
+    }
+}
+
+/// Why a plugin could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot load plugin {plugin}: {reason}")]
+pub struct LoadError {
+    /// Plugin name.
+    pub plugin: String,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Why a state hand-over failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// The plugin refused the state (its `import-state` returned an error).
+    #[error("plugin {plugin} refused the state: {reason}")]
+    Refused {
+        /// Plugin name.
+        plugin: String,
+        /// The plugin's reason.
+        reason: String,
+    },
+    /// The call itself failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// A plugin instance serving one device's object model (cheap to clone).
+///
+/// Its async methods run the guest in place, inside a tokio runtime with
+/// the time driver (a call's deadline is also a timer); a guest that does
+/// not wait on WASI completes at the first poll.
+#[derive(Clone)]
+pub struct PluginModel {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: Arc<str>,
+    active: RwLock<Arc<Instance>>,
+    /// Held shared by every state-changing call and exclusively by a swap, so
+    /// no write lands on the old instance after its state was exported.
+    writes: tokio::sync::RwLock<()>,
+    changes: ChangeFeed,
+    cache: CacheOutcome,
+}
+
+impl std::fmt::Debug for PluginModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginModel").field("name", &self.inner.name).finish_non_exhaustive()
+    }
+}
+
+impl PluginModel {
+    /// Compile (or fetch from the cache), link and instantiate a plugin, and
+    /// start its worker. Blocking — compiling takes seconds on a cache miss:
+    /// call it before the runtime starts or from `spawn_blocking`.
+    pub fn load<'a>(
+        engine: &PluginEngine,
+        source: impl Into<PluginSource<'a>>,
+        config: PluginConfig,
+    ) -> Result<PluginModel, LoadError> {
+        let fail = |reason: String| LoadError { plugin: config.name.clone(), reason };
+        let file;
+        let bytes = match source.into() {
+            PluginSource::Bytes(b) => b,
+            PluginSource::File(path) => {
+                file = read_component(path).map_err(fail)?;
+                &file[..]
+            }
+        };
+        engine.check_limits(&config.limits).map_err(fail)?;
+        let (component, cache) = match engine.cache() {
+            Some(c) => c.load(engine.engine(), bytes),
+            None => cache::compile_uncached(engine.engine(), bytes),
+        }
+        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
+        let mut linker = Linker::new(engine.engine());
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
+        host_imports::add_to_linker(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(bindings::ObjectModelPluginPre::new)
+            .map_err(|e| fail(format!("does not fit world trellis:bacnet/object-model-plugin: {e:#}")))?;
+        let name: Arc<str> = config.name.as_str().into();
+        let changes = ChangeFeed::new();
+        let spec = Arc::new(Spec {
+            log: log::PluginLog::new(name.clone()),
+            name: name.clone(),
+            engine: engine.clone(),
+            pre,
+            limits: config.limits,
+            deadline: config.deadline,
+            data: DataDir { path: config.data_dir, writable: config.data_writable },
+            clock: config.clock,
+            changes: changes.clone(),
+            restart: config.restart,
+            snapshot_interval: config.snapshot_interval,
+        });
+        let instance = start_off_runtime(spec).map_err(|e| fail(e.to_string()))?;
+        let info = instance.info();
+        tracing::info!(plugin = &*name, "loaded {} {} ({cache:?})", info.name, info.version);
+        Ok(PluginModel {
+            inner: Arc::new(Inner {
+                name,
+                active: RwLock::new(Arc::new(instance)),
+                writes: tokio::sync::RwLock::new(()),
+                changes,
+                cache,
+            }),
+        })
+    }
+
+    /// The configured name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the plugin said it is (its `describe`, asked once per instance).
+    pub fn describe(&self) -> PluginInfo {
+        self.active().info().clone()
+    }
+
+    /// Whether the compiled component came from the cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.inner.cache
+    }
+
+    /// Restarts, failures, back-off and disabled state.
+    pub fn health(&self) -> HealthReport {
+        self.active().health()
+    }
+
+    /// The model's change notifications (for COV and Database_Revision).
+    pub fn changes(&self) -> ChangeFeed {
+        self.inner.changes.clone()
+    }
+
+    /// Time-driven behaviour; the host's timer calls this (1 s by default).
+    pub async fn tick(&self, now: DateTime) -> Result<(), ModelError> {
+        let _w = self.inner.writes.read().await;
+        self.active().tick(now).await
+    }
+
+    /// The model's state as versioned bytes.
+    pub async fn export_state(&self) -> Result<Vec<u8>, ModelError> {
+        self.active().export().await
+    }
+
+    /// Replace the model's state with `state` (from this or an earlier
+    /// version).
+    pub async fn import_state(&self, state: Vec<u8>) -> Result<(), StateError> {
+        let _w = self.inner.writes.read().await;
+        self.active()
+            .import(&state)
+            .await?
+            .map_err(|reason| StateError::Refused { plugin: self.inner.name.to_string(), reason })
+    }
+
+    /// Hot swap: move this model's state into `next` (loaded beside this one,
+    /// typically a new version) and serve from `next` from the next call on.
+    /// Writes wait while the state crosses; reads keep being answered by the
+    /// old instance. If `next` refuses the state, nothing changes and the old
+    /// instance keeps serving. Returns what `next` says it is.
+    pub async fn swap(&self, next: &PluginModel) -> Result<PluginInfo, StateError> {
+        let _w = self.inner.writes.write().await;
+        let state = self.active().export().await?;
+        let incoming = next.active();
+        incoming
+            .import(&state)
+            .await?
+            .map_err(|reason| StateError::Refused { plugin: next.inner.name.to_string(), reason })?;
+        let info = incoming.info().clone();
+        let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
+        drop(old);
+        Ok(info)
+    }
+
+    /// Restart the plugin in a fresh instance (ReinitializeDevice): with its
+    /// current state (`keep_state`, a warm start) or from scratch (a cold
+    /// start). Writes wait; if the new instance cannot start, the old one
+    /// keeps serving.
+    pub async fn restart(&self, keep_state: bool) -> Result<(), ModelError> {
+        let _w = self.inner.writes.write().await;
+        let old = self.active();
+        let state: Option<Arc<[u8]>> = if keep_state { Some(old.export().await?.into()) } else { None };
+        let failed = |detail: String| ModelError::RestartFailed { plugin: self.inner.name.to_string(), detail };
+        let fresh = old.restart(state).await.map_err(|e| failed(e.to_string()))?;
+        *self.inner.active.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
+        if !keep_state {
+            // Everything may differ now: the object list and every value.
+            self.inner.changes.objects_changed();
+        }
+        Ok(())
+    }
+
+    /// The clock the plugin reads (shared with its successors).
+    pub fn clock(&self) -> HostClock {
+        self.active().clock().clone()
+    }
+
+    /// Writes accepted since the last state snapshot (replayed into a fresh
+    /// instance if this one fails).
+    pub async fn journal_len(&self) -> usize {
+        self.active().journal_len().await
+    }
+
+    fn active(&self) -> Arc<Instance> {
+        self.inner.active.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+impl ObjectModel for PluginModel {
+    fn changes(&self) -> Option<ChangeFeed> {
+        Some(PluginModel::changes(self))
+    }
+
+    fn clock(&self) -> Option<HostClock> {
+        Some(PluginModel::clock(self))
+    }
+
+    async fn reinitialize(&self, cold: bool) -> Result<(), ModelError> {
+        self.restart(!cold).await
+    }
+
+    async fn objects(&self) -> Result<Vec<ObjectInfo>, ModelError> {
+        self.active().objects().await
+    }
+
+    async fn read(&self, targets: Vec<PropertyTarget>) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
+        self.active().read(&targets).await
+    }
+
+    async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {
+        let _w = self.inner.writes.read().await;
+        self.active().write(&writes).await
+    }
+}
+
+/// Start the first instance on a thread of its own, with a runtime of its
+/// own (the guest's constructor may use WASI, which wants tokio's clock):
+/// `load` is blocking and may be called from anywhere, a runtime included.
+fn start_off_runtime(spec: Arc<Spec>) -> Result<Instance, String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+                    .map_err(|e| format!("cannot start a runtime to instantiate in: {e}"))?;
+                runtime.block_on(Instance::start(spec, None)).map_err(|e| e.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("instantiating panicked".to_string()))
+    })
+}
+
+fn read_component(path: &Path) -> Result<Vec<u8>, String> {
+    match bounded_read::read(path, MAX_COMPONENT_BYTES) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(format!("{}: {}", path.display(), std::io::Error::from(std::io::ErrorKind::NotFound))),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -1,0 +1,296 @@
+//! Change-of-value reporting for a served device: the host side of the
+//! core's [`CovTable`]. SubscribeCOV and SubscribeCOVProperty are executed
+//! here (`Cov::subscribe_cov`, `Cov::subscribe_cov_property`); the
+//! device's notifier task (`run_notifier`) turns the model's change feed
+//! into reads of the monitored objects and the table's notifications into
+//! Unconfirmed- and ConfirmedCOVNotifications.
+//!
+//! Values reach the table only when the model says they changed (its
+//! `values-changed` feed) or at a subscription (the initial notification):
+//! nothing polls every object on every tick.
+//!
+//! Must never: hold the table's lock across an await, call the model for an
+//! object nobody monitors, or drop a notification without counting it.
+
+use super::dispatch::Server;
+use bacnet::cov::{CovConfig, CovTable, Notification, Recipient, Target};
+use bacnet::enums::{ErrorCode, PropertyIdentifier as P};
+use bacnet::services::{BacnetError, PropertyValue, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
+use bacnet::{AnyValue, ObjectIdentifier};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use trellis_model::{ObjectModel, PropertyTarget};
+use trellis_net::{DeviceAddress, sleep_until};
+
+/// How long after a subscription its initial notification goes out.
+pub const INITIAL_NOTIFICATION_DELAY: Duration = Duration::from_millis(200);
+
+/// Counters of the COV machinery, for status and tests.
+#[derive(Debug, Default)]
+pub struct CovStats {
+    /// UnconfirmedCOVNotifications sent.
+    pub unconfirmed_sent: AtomicU64,
+    /// ConfirmedCOVNotifications acknowledged by their subscriber.
+    pub confirmed_acknowledged: AtomicU64,
+    /// ConfirmedCOVNotifications that failed after every retry (timeout,
+    /// Error, Reject or Abort from the subscriber), or could not be queued.
+    pub confirmed_failed: AtomicU64,
+    /// Notifications that could not be sent (socket error).
+    pub send_failed: AtomicU64,
+    /// Notifications not sent because DeviceCommunicationControl disabled
+    /// initiation.
+    pub suppressed: AtomicU64,
+}
+
+impl CovStats {
+    /// A snapshot as (unconfirmed sent, confirmed acknowledged, confirmed failed, send failed).
+    pub fn snapshot(&self) -> (u64, u64, u64, u64) {
+        (
+            self.unconfirmed_sent.load(Ordering::Relaxed),
+            self.confirmed_acknowledged.load(Ordering::Relaxed),
+            self.confirmed_failed.load(Ordering::Relaxed),
+            self.send_failed.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// One device's COV subscriptions.
+#[derive(Debug)]
+pub struct Cov {
+    table: Mutex<CovTable<DeviceAddress>>,
+    epoch: Instant,
+    /// Wakes the notifier: a subscription queued an initial notification.
+    pub(crate) initial: Notify,
+    /// What was sent and what failed.
+    pub stats: CovStats,
+}
+
+impl Cov {
+    /// An empty table with `config`'s limits.
+    pub fn new(config: CovConfig) -> Self {
+        Cov {
+            table: Mutex::new(CovTable::with_origin(config, DeviceAddress::origin)),
+            epoch: Instant::now(),
+            initial: Notify::new(),
+            stats: CovStats::default(),
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    pub(crate) fn with_table<R>(&self, f: impl FnOnce(&mut CovTable<DeviceAddress>, Duration) -> R) -> R {
+        let now = self.now();
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut table, now)
+    }
+
+    /// Subscriptions in force.
+    pub fn subscriptions(&self) -> usize {
+        self.with_table(|t, _| t.len())
+    }
+
+    /// The Active_COV_Subscriptions value of the Device object.
+    pub fn active_subscriptions(&self) -> AnyValue {
+        let mut out = Vec::new();
+        self.with_table(|t, now| t.encode_active_cov_subscriptions(now, &mut out, recipient));
+        AnyValue::from_bytes(&out).unwrap_or_default()
+    }
+
+    /// Execute SubscribeCOV for `peer`; `found` is the result of reading the
+    /// object's Present_Value, Status_Flags and COV_Increment.
+    pub(crate) fn subscribe_cov(
+        &self,
+        peer: &DeviceAddress,
+        r: &SubscribeCOVRequest,
+        found: Found,
+    ) -> Result<(), BacnetError> {
+        let target = found.target(false);
+        let subscribed = self
+            .with_table(|t, now| t.subscribe_cov(now, peer.clone(), r, target))
+            .map_err(|refusal| refusal.error())?;
+        if subscribed.initial_notification_due() {
+            self.observe_initial(r.monitored_object, &found.values);
+        }
+        Ok(())
+    }
+
+    /// Execute SubscribeCOVProperty for `peer`; `found` is the result of
+    /// reading the monitored property, Status_Flags and COV_Increment.
+    pub(crate) fn subscribe_cov_property(
+        &self,
+        peer: &DeviceAddress,
+        r: &SubscribeCOVPropertyRequest,
+        found: Found,
+    ) -> Result<(), BacnetError> {
+        let target = found.target(true);
+        let subscribed = self
+            .with_table(|t, now| t.subscribe_cov_property(now, peer.clone(), r, target))
+            .map_err(|refusal| refusal.error())?;
+        if subscribed.initial_notification_due() {
+            self.observe_initial(r.monitored_object, &found.values);
+        }
+        Ok(())
+    }
+
+    /// The values read at a subscription: they produce its initial
+    /// notification, which the notifier sends [`INITIAL_NOTIFICATION_DELAY`]
+    /// later.
+    fn observe_initial(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
+        if self.with_table(|t, now| t.observe(now, object, values)) > 0 {
+            self.initial.notify_one();
+        }
+    }
+
+    /// Hand observed values to the table (the notifier drains what that
+    /// produced).
+    pub(crate) fn observe(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
+        self.with_table(|t, now| t.observe(now, object, values));
+    }
+}
+
+/// The BACnetRecipient shown for a B/IP subscriber: its network (0 for
+/// the local one) and MAC (IP address and port, 6 octets; one octet for
+/// an MS/TP station).
+fn recipient(a: &DeviceAddress) -> Recipient {
+    match &a.remote {
+        Some(r) => Recipient::Address { network_number: r.net, mac_address: r.mac.clone() },
+        None => {
+            if let Some(mac) = a.mstp_mac() {
+                return Recipient::Address { network_number: 0, mac_address: vec![mac] };
+            }
+            let mut mac = a.link.ip().octets().to_vec();
+            mac.extend_from_slice(&a.link.port().to_be_bytes());
+            Recipient::Address { network_number: 0, mac_address: mac }
+        }
+    }
+}
+
+/// What reading a monitored object found: its first target's outcome tells
+/// whether it exists; the successful reads are the values to observe.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// The outcome of reading the monitored property (Present_Value for
+    /// SubscribeCOV).
+    pub first: Option<Result<(), BacnetError>>,
+    /// Values read.
+    pub values: Vec<PropertyValue>,
+    /// The object is the Device object (not COV-capable here).
+    pub is_device: bool,
+}
+
+impl Found {
+    fn target(&self, property: bool) -> Target {
+        if self.is_device && !property {
+            return Target::ObjectNotCovCapable;
+        }
+        match &self.first {
+            Some(Ok(())) => Target::Monitorable,
+            Some(Err(e)) => match e.code {
+                ErrorCode::UNKNOWN_OBJECT => Target::UnknownObject,
+                ErrorCode::UNKNOWN_PROPERTY if property => Target::UnknownProperty,
+                ErrorCode::PROPERTY_IS_NOT_AN_ARRAY => Target::PropertyIsNotAnArray,
+                ErrorCode::INVALID_ARRAY_INDEX => Target::InvalidArrayIndex,
+                _ if property => Target::NotCovProperty,
+                _ => Target::ObjectNotCovCapable,
+            },
+            None => Target::UnknownObject,
+        }
+    }
+}
+
+/// The properties read for a subscription: the monitored one first, then
+/// Status_Flags and COV_Increment (which the table uses when present).
+pub(crate) fn subscription_reads(object: ObjectIdentifier, monitored: P, index: Option<u32>) -> Vec<PropertyTarget> {
+    let mut t = vec![PropertyTarget { object, property: monitored, array_index: index }];
+    for p in [P::STATUS_FLAGS, P::COV_INCREMENT] {
+        if p != monitored {
+            t.push(PropertyTarget { object, property: p, array_index: None });
+        }
+    }
+    t
+}
+
+/// Requests the notifier hands to the endpoint: a ConfirmedCOVNotification
+/// body for a subscriber, sent through the endpoint's client state machine
+/// (retries, timeouts) so the answer is counted.
+pub(crate) type ConfirmedOut = (DeviceAddress, Vec<u8>);
+
+/// Where the notifier sends what it produces.
+pub(crate) trait NotificationSink: Send + Sync {
+    /// Send an UnconfirmedCOVNotification body to a subscriber.
+    fn unconfirmed(&self, to: &DeviceAddress, body: Vec<u8>) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Queue a ConfirmedCOVNotification body; false when the queue is full.
+    fn confirmed(&self, to: DeviceAddress, body: Vec<u8>) -> bool;
+}
+
+/// Run a device's COV notifier until `server`'s model has no change feed
+/// and no subscription needs the timer… that is, for the device's life.
+pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: std::sync::Arc<Server<M>>, sink: S) {
+    let cov = server.cov();
+    let feed = server.model().changes();
+    loop {
+        let deadline = cov.with_table(|t, _| t.poll_timeout()).map(|d| cov.epoch + d);
+        tokio::select! {
+            changes = next_changes(feed.as_ref()) => {
+                if changes.objects {
+                    server.objects_changed().await;
+                }
+                let monitored: Vec<ObjectIdentifier> = cov.with_table(|t, _| {
+                    if changes.all_values || changes.objects {
+                        t.monitored_objects().collect()
+                    } else {
+                        changes.values.iter().copied().filter(|o| t.is_monitored(*o)).collect()
+                    }
+                });
+                if !monitored.is_empty() {
+                    server.observe_objects(&monitored).await;
+                }
+            }
+            // Let the SimpleACK reach the subscriber first: some (bacpypes3)
+            // only know the subscription once they have processed it, and
+            // refuse a notification that overtakes it (unknown-subscription).
+            _ = cov.initial.notified() => tokio::time::sleep(INITIAL_NOTIFICATION_DELAY).await,
+            _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
+        }
+        let initiating = server.device_id();
+        while let Some(n) = cov.with_table(|t, _| t.poll_notification()) {
+            if !server.communication().initiates() {
+                cov.stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            send(&sink, cov, n, initiating).await;
+        }
+    }
+}
+
+async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAddress>, initiating: ObjectIdentifier) {
+    let to = n.subscriber.clone();
+    let confirmed = n.confirmed;
+    let body = bacnet::services::ServiceCodec::to_vec(&n.into_request(initiating));
+    if confirmed {
+        if !sink.confirmed(to, body) {
+            cov.stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("ConfirmedCOVNotification queue full: notification counted as failed");
+        }
+    } else {
+        match sink.unconfirmed(&to, body).await {
+            Ok(()) => cov.stats.unconfirmed_sent.fetch_add(1, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(to = %to, error = %e, "UnconfirmedCOVNotification not sent");
+                cov.stats.send_failed.fetch_add(1, Ordering::Relaxed)
+            }
+        };
+    }
+}
+
+async fn next_changes(feed: Option<&trellis_model::ChangeFeed>) -> trellis_model::Changes {
+    match feed {
+        Some(f) => f.next().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,67 @@
+//! The gateway's server side: answer BACnet requests for the devices this
+//! host serves, each backed by an [`ObjectModel`].
+//!
+//! [`Server`] decodes and answers one request at a time ([`dispatch`]);
+//! [`serve`] runs one device on a B/IP port behind the server transaction
+//! state machine: admission control per peer, segmentation both ways,
+//! requests executed concurrently; [`serve_mstp`] does the same on an MS/TP
+//! port. [`bind`] and [`bind_mstp`] take a port without serving it yet, so
+//! that a gateway knows every port is its own before it says it serves. The host owns the Device object's protocol
+//! properties ([`device`]) and presents the model's Device object under the
+//! configured instance ([`idmap`]).
+//!
+//! The server knows its model only through the [`ObjectModel`] trait
+//! (`trellis_model`): it never depends on the plugin runtime (so never on
+//! wasmtime) nor on the client; what it shares with the client about peers
+//! and ports is in `trellis_net`.
+//!
+//! Must never: panic on any received octets, answer a broadcast confirmed
+//! request, or leave a malformed confirmed request without its Reject.
+
+pub mod cov;
+pub mod device;
+pub mod dispatch;
+mod endpoint;
+pub mod idmap;
+pub mod management;
+mod mstp;
+pub mod native;
+mod outbox;
+mod read_range;
+mod station;
+
+pub use device::{DeviceConfig, HostDevice, Limits};
+pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
+pub use native::DeviceOnlyModel;
+
+pub use endpoint::{BipPort, bind, serve, serve_on};
+pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
+
+use anyhow::Context;
+use bacnet::{ObjectIdentifier, ObjectType};
+use trellis_model::{ModelError, ObjectModel};
+
+/// Build a server for `model`: find its Device object, learn its object
+/// types, apply the configured instance.
+pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u16) -> anyhow::Result<Server<M>> {
+    let objects =
+        model.objects().await.map_err(|e: ModelError| anyhow::anyhow!(e)).context("listing the model's objects")?;
+    anyhow::ensure!(
+        objects.len() <= config.limits.max_objects,
+        "the object model serves {} objects, more than the limit of {} (limits.max_objects)",
+        objects.len(),
+        config.limits.max_objects
+    );
+    let device = objects
+        .iter()
+        .find(|o| o.id.object_type == ObjectType::DEVICE)
+        .context("the object model serves no Device object")?
+        .id;
+    let instance = config.instance.unwrap_or(device.instance);
+    let id = ObjectIdentifier::new(ObjectType::DEVICE, instance).context("device instance out of range")?;
+    let mut object_types: Vec<ObjectType> = objects.iter().map(|o| o.id.object_type).collect();
+    object_types.sort();
+    object_types.dedup();
+    let host = HostDevice { id, config, object_types, database_revision: Default::default(), vendor_id };
+    Ok(Server::new(model, device, host))
+}

@@ -1,0 +1,22 @@
+//! The plugin runtime ([`trellis_plugin`], re-exported whole) and the
+//! plugins built with this binary ([`builtin`]).
+//!
+//! The runtime is a crate of its own so that it is the only one that knows
+//! wasmtime; this module adds what only the binary has: the components
+//! `host/build.rs` builds from the `plugins/` workspace.
+
+pub use trellis_plugin::*;
+
+/// The plugins built with this binary (`host/build.rs` builds the `plugins/`
+/// workspace for `wasm32-wasip2`).
+pub mod builtin {
+    /// The default object model: a small building controller.
+    pub const DEMO_BUILDING: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_DEMO_BUILDING"));
+    /// Path of the built `demo-building` component.
+    pub const DEMO_BUILDING_PATH: &str = env!("TRELLIS_PLUGIN_DEMO_BUILDING");
+    /// Path of the built `bulk-objects` component (a large generated object set).
+    pub const BULK_OBJECTS_PATH: &str = env!("TRELLIS_PLUGIN_BULK_OBJECTS");
+    /// Path of the built `misbehave` component (traps, loops and memory bombs
+    /// on request, for failure tests).
+    pub const MISBEHAVE_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE");
+}
