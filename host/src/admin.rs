@@ -139,9 +139,9 @@ impl Admin {
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
         let load_ms = started.elapsed().as_secs_f64() * 1e3;
-        let paused = Instant::now();
-        let info = current.swap(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
-        let pause_us = paused.elapsed().as_secs_f64() * 1e6;
+        let (info, pause) =
+            current.swap_timed(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
+        let pause_us = pause.as_secs_f64() * 1e6;
         tracing::info!(device, plugin = %info.name, version = %info.version, load_ms, pause_us, "plugin swapped");
         Ok(Response::Swapped { device, plugin: format!("{} {}", info.name, info.version), load_ms, pause_us })
     }

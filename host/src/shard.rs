@@ -52,6 +52,12 @@ impl Shard {
         self.handle.spawn(task)
     }
 
+    /// The shard's runtime, for work that belongs on its thread (a hot
+    /// swap's state hand-over).
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        &self.handle
+    }
+
     /// Enter the shard's runtime context: sockets created while the guard
     /// lives are polled by the shard's I/O driver.
     pub fn enter(&self) -> tokio::runtime::EnterGuard<'_> {

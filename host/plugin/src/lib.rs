@@ -189,6 +189,9 @@ struct Inner {
     writes: tokio::sync::RwLock<()>,
     changes: ChangeFeed,
     cache: CacheOutcome,
+    /// The runtime of the thread the device runs on (its shard), where a
+    /// swap moves the state: there it waits for no other thread.
+    home: std::sync::OnceLock<tokio::runtime::Handle>,
 }
 
 impl std::fmt::Debug for PluginModel {
@@ -253,8 +256,17 @@ impl PluginModel {
                 writes: tokio::sync::RwLock::new(()),
                 changes,
                 cache,
+                home: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// Say which runtime the device's requests run on (its shard): swaps
+    /// then hand the state across there, between two batches of requests,
+    /// instead of from another thread that would contend for the instance.
+    /// Set once; later calls change nothing.
+    pub fn set_home(&self, home: tokio::runtime::Handle) {
+        let _ = self.inner.home.set(home);
     }
 
     /// The configured name.
@@ -309,7 +321,26 @@ impl PluginModel {
     /// old instance. If `next` refuses the state, nothing changes and the old
     /// instance keeps serving. Returns what `next` says it is.
     pub async fn swap(&self, next: &PluginModel) -> Result<PluginInfo, StateError> {
+        self.swap_timed(next).await.map(|(info, _)| info)
+    }
+
+    /// [`swap`](Self::swap), and how long the device paused: from the
+    /// state's export to the new instance serving (run on the device's
+    /// home runtime when it has one, see [`set_home`](Self::set_home)).
+    pub async fn swap_timed(&self, next: &PluginModel) -> Result<(PluginInfo, std::time::Duration), StateError> {
+        let Some(home) = self.inner.home.get() else { return self.swap_here(next).await };
+        let (me, next) = (self.clone(), next.clone());
+        home.spawn(async move { me.swap_here(&next).await }).await.map_err(|e| {
+            StateError::Model(ModelError::RestartFailed {
+                plugin: self.inner.name.to_string(),
+                detail: format!("the device's thread did not run the swap: {e}"),
+            })
+        })?
+    }
+
+    async fn swap_here(&self, next: &PluginModel) -> Result<(PluginInfo, std::time::Duration), StateError> {
         let _w = self.inner.writes.write().await;
+        let paused = std::time::Instant::now();
         let state = self.active().export().await?;
         let incoming = next.active();
         incoming
@@ -318,8 +349,9 @@ impl PluginModel {
             .map_err(|reason| StateError::Refused { plugin: next.inner.name.to_string(), reason })?;
         let info = incoming.info().clone();
         let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
+        let pause = paused.elapsed();
         drop(old);
-        Ok(info)
+        Ok((info, pause))
     }
 
     /// Restart the plugin in a fresh instance (ReinitializeDevice): with its

@@ -86,6 +86,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     for (i, d) in config.devices.iter().enumerate() {
         let shard = shards.for_device(i);
         let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
+        model.set_home(shard.handle().clone());
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
         let server = build(model.clone(), server_config, d.vendor_id).await?;
