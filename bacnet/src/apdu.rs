@@ -149,6 +149,15 @@ pub struct ConfirmedRequest<'a> {
     pub body: &'a [u8],
 }
 
+/// Octets in front of an unsegmented ComplexACK's body.
+pub const COMPLEX_ACK_HEADER: usize = 3;
+
+/// The header of an unsegmented ComplexACK (what [`Apdu::encode`] writes
+/// before the body), for answers encoded in place behind it.
+pub fn complex_ack_header(invoke_id: u8, service: ConfirmedServiceChoice) -> [u8; COMPLEX_ACK_HEADER] {
+    [pdu_type::COMPLEX_ACK << 4, invoke_id, service.0]
+}
+
 /// A BACnet-ComplexACK-PDU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ComplexAck<'a> {

@@ -72,9 +72,11 @@ pub trait ServiceCodec: Sized {
     }
 
     /// The encoded body as a new vector (one allocation for most bodies:
-    /// it starts with room for 64 octets).
+    /// it starts with room for 64 octets, plus the few a ComplexACK's
+    /// header needs in front, so the server state machine can make it the
+    /// APDU without another allocation).
     fn to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(64);
+        let mut v = Vec::with_capacity(64 + crate::apdu::COMPLEX_ACK_HEADER);
         self.encode(&mut v);
         v
     }

@@ -37,7 +37,7 @@ use super::budget::{AnswerBudget, Budgets};
 use super::segment::{
     AckOutcome, Reassembly, ReassemblyLimits, SegmentAck, SegmentOutcome, SegmentedKind, Segmenter, segments_needed,
 };
-use crate::apdu::{Apdu, ComplexAck, ConfirmedRequest, MaxApdu, MaxSegments};
+use crate::apdu::{Apdu, COMPLEX_ACK_HEADER, ConfirmedRequest, MaxApdu, MaxSegments, complex_ack_header};
 use crate::enums::{AbortReason, ConfirmedServiceChoice, RejectReason};
 use alloc::collections::{BTreeMap, BinaryHeap, VecDeque};
 use alloc::vec::Vec;
@@ -514,9 +514,13 @@ impl<A: Ord + Clone> ServerTsm<A> {
             }
         };
         let max_apdu = (header.max_apdu.octets() as usize).min(self.config.max_apdu);
-        if body.len() + 3 <= max_apdu {
+        if body.len() + COMPLEX_ACK_HEADER <= max_apdu {
             self.transactions.remove(&map_key);
-            self.send(peer, Apdu::ComplexAck(ComplexAck { segment: None, invoke_id, service, body: &body }));
+            // The body becomes the APDU: its header goes in front, in place
+            // when the body was encoded with room for it (ServiceCodec::to_vec).
+            let mut apdu = body;
+            apdu.splice(0..0, complex_ack_header(invoke_id, service));
+            self.transmits.push_back((peer.clone(), apdu));
             return true;
         }
         // Clause 5.4.5.3, CannotSendSegmentedComplexACK: the requester or

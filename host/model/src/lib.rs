@@ -163,7 +163,7 @@ pub trait ObjectModel: Send + Sync + 'static {
     /// within their inner list, every other target has exactly one result.
     fn read(
         &self,
-        targets: Vec<PropertyTarget>,
+        targets: &[PropertyTarget],
     ) -> impl Future<Output = Result<Vec<Vec<PropertyRead>>, ModelError>> + Send;
     /// Apply writes in order.
     fn write(

@@ -131,11 +131,6 @@ pub fn error_from_wit(e: wit::BacnetError) -> BacnetError {
     BacnetError::new(ErrorClass(e.error_class), ErrorCode(e.error_code))
 }
 
-/// Read targets to WIT.
-pub fn targets_to_wit(targets: &[PropertyTarget]) -> Vec<wit::PropertyRef> {
-    targets.iter().map(target_to_wit).collect()
-}
-
 /// Read results from WIT: one inner list per requested target.
 pub fn reads_from_wit(results: Vec<Vec<wit::ReadResult>>, expected: usize) -> Result<Vec<Vec<PropertyRead>>> {
     if results.len() != expected {
@@ -337,7 +332,7 @@ mod tests {
         ];
         assert_eq!(reads_from_wit(reads_to_wit(&reads), 2).unwrap(), reads);
         assert!(reads_from_wit(reads_to_wit(&reads), 3).is_err());
-        assert_eq!(targets_to_wit(&[t])[0].array_index, Some(3));
+        assert_eq!(target_to_wit(&t).array_index, Some(3));
         let w = PropertyWrite { target: t, value: Value::Null.into(), priority: Some(8) };
         assert_eq!(write_from_wit(writes_to_wit(std::slice::from_ref(&w)).remove(0)).unwrap(), w);
         assert_eq!(error_from_wit(error_to_wit(unknown)), unknown);

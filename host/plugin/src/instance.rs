@@ -211,6 +211,9 @@ struct Core {
     /// Writes the plugin accepted since the snapshot, in order.
     journal: Vec<PropertyWrite>,
     journal_octets: usize,
+    /// The targets of the read in progress, in WIT types (kept between
+    /// reads so a read does not allocate them).
+    refs: Vec<wit::PropertyRef>,
     /// An instance has been started before (later starts are restarts).
     started: bool,
     /// The last failure, told to calls while no instance runs.
@@ -228,6 +231,7 @@ impl Core {
             last_snapshot: Instant::now(),
             journal: Vec::new(),
             journal_octets: 0,
+            refs: Vec::new(),
             started: false,
             last_failure: None,
         }
@@ -246,6 +250,7 @@ impl Instance {
             last_snapshot: Instant::now(),
             journal: Vec::new(),
             journal_octets: 0,
+            refs: Vec::new(),
             started: false,
             last_failure: None,
         };
@@ -297,8 +302,12 @@ impl Instance {
     /// `read-properties`: one list of results per target.
     pub async fn read(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
         let mut core = self.ready().await?;
-        let refs = convert::targets_to_wit(targets);
-        let Answer::Read(r) = self.call(&mut core, Call::Read(&refs)).await? else { unreachable!() };
+        let mut refs = std::mem::take(&mut core.refs);
+        refs.clear();
+        refs.extend(targets.iter().map(convert::target_to_wit));
+        let answer = self.call(&mut core, Call::Read(&refs)).await;
+        core.refs = refs;
+        let Answer::Read(r) = answer? else { unreachable!() };
         self.convert(convert::reads_from_wit(r, targets.len()))
     }
 

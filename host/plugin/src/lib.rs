@@ -405,8 +405,8 @@ impl ObjectModel for PluginModel {
         self.active().objects().await
     }
 
-    async fn read(&self, targets: Vec<PropertyTarget>) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
-        self.active().read(&targets).await
+    async fn read(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
+        self.active().read(targets).await
     }
 
     async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {

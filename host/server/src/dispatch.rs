@@ -364,8 +364,15 @@ impl<M: ObjectModel> Server<M> {
             let is_device = self.ids.inbound_target(*t).object == self.ids.model;
             (!(is_device && HostDevice::owns(t.property))).then_some(is_device)
         };
-        let mut to_model = Vec::with_capacity(targets.len());
-        to_model.extend(targets.iter().filter(|t| route(t).is_some()).map(|t| self.ids.inbound_target(*t)));
+        // Nearly always every target goes to the model as asked: then the
+        // request's own list is the model's, with no copy.
+        let as_asked = targets.iter().all(|t| route(t).is_some() && self.ids.inbound_target(*t) == *t);
+        let to_model: Vec<PropertyTarget> = if as_asked {
+            Vec::new()
+        } else {
+            targets.iter().filter(|t| route(t).is_some()).map(|t| self.ids.inbound_target(*t)).collect()
+        };
+        let to_model: &[PropertyTarget] = if as_asked { targets } else { &to_model };
         let asked = to_model.len();
         let mut answers = if to_model.is_empty() {
             Vec::new()
@@ -384,7 +391,9 @@ impl<M: ObjectModel> Server<M> {
         if answers.len() != asked {
             return Err(contract("read-properties answered a different number of targets"));
         }
-        let mut out = Vec::with_capacity(targets.len());
+        // The model's answers, one list per target it was asked, become the
+        // answer: in place when it was asked every target.
+        let mut out = if as_asked { Vec::new() } else { Vec::with_capacity(targets.len()) };
         let mut next_answer = 0;
         for t in targets {
             let list = match route(t) {
@@ -418,9 +427,13 @@ impl<M: ObjectModel> Server<M> {
                     list.into_iter().map(|r| self.ids.outbound_read(r)).collect()
                 }
             };
-            out.push(list);
+            if as_asked {
+                answers[next_answer - 1] = list;
+            } else {
+                out.push(list);
+            }
         }
-        Ok(out)
+        Ok(if as_asked { answers } else { out })
     }
 
     /// Read what a subscription needs of `object`: the monitored property

@@ -94,8 +94,8 @@ impl ObjectModel for DeviceOnlyModel {
         Ok(vec![ObjectInfo { id: self.id, name: self.name.clone() }])
     }
 
-    async fn read(&self, targets: Vec<PropertyTarget>) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
-        Ok(targets.into_iter().map(|t| self.read_one(t)).collect())
+    async fn read(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
+        Ok(targets.iter().map(|t| self.read_one(*t)).collect())
     }
 
     async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {

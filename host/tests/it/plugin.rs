@@ -54,7 +54,7 @@ fn pv(object: ObjectIdentifier) -> PropertyTarget {
 }
 
 async fn read_one(model: &impl ObjectModel, target: PropertyTarget) -> Result<AnyValue, ModelError> {
-    let mut answer = model.read(vec![target]).await?;
+    let mut answer = model.read(&[target]).await?;
     assert_eq!(answer.len(), 1, "one answer per target");
     let PropertyRead { outcome, .. } = answer.remove(0).remove(0);
     Ok(outcome.unwrap_or_else(|e| panic!("{target:?}: {e}")))
@@ -85,7 +85,7 @@ async fn the_demo_building_serves_reads_and_writes_through_the_object_model() {
     // One crossing answers a whole ReadPropertyMultiple, ALL expanded in place.
     let all = PropertyTarget { object: av(1), property: PropertyIdentifier::ALL, array_index: None };
     let unknown = pv(av(999));
-    let answer = model.read(vec![pv(av(1)), all, unknown]).await.unwrap();
+    let answer = model.read(&[pv(av(1)), all, unknown]).await.unwrap();
     assert_eq!(answer.len(), 3);
     assert_eq!(answer[0].len(), 1);
     assert!(answer[1].len() > 5 && answer[1].iter().all(|r| r.outcome.is_ok()), "{:?}", answer[1]);
@@ -127,7 +127,7 @@ async fn a_plugin_that_traps_fails_that_call_then_restarts_with_its_state() {
     let model = load_misbehave("trap", RestartPolicy::default());
     write_real(&model, av(1), 42.5).await;
     let started = Instant::now();
-    let err = model.read(vec![pv(av(666))]).await.unwrap_err();
+    let err = model.read(&[pv(av(666))]).await.unwrap_err();
     let trapped = started.elapsed();
     assert!(matches!(err, ModelError::Trapped { ref plugin, .. } if plugin == "trap"), "{err}");
     let after = read_one(&model, pv(av(1))).await.expect("the next request succeeds");
@@ -152,7 +152,7 @@ async fn a_trapping_read_among_concurrent_reads_fails_alone() {
             .map(|i| {
                 let model = model.clone();
                 let target = if i == 20 { av(666) } else { av(1) };
-                tokio::spawn(async move { (i, model.read(vec![pv(target)]).await) })
+                tokio::spawn(async move { (i, model.read(&[pv(target)]).await) })
             })
             .collect();
         for call in calls {
@@ -174,7 +174,7 @@ async fn a_runaway_loop_is_stopped_at_its_deadline_and_the_next_request_succeeds
     let model = load_misbehave("loop", RestartPolicy::default());
     write_real(&model, av(1), 7.0).await;
     let started = Instant::now();
-    let err = model.read(vec![pv(av(667))]).await.unwrap_err();
+    let err = model.read(&[pv(av(667))]).await.unwrap_err();
     println!("runaway loop stopped after {:?}", started.elapsed());
     assert!(matches!(err, ModelError::DeadlineExceeded { limit_ms: 100, .. }), "{err}");
     assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(7.0).into());
@@ -199,7 +199,7 @@ async fn a_plugin_sleeping_in_wasi_is_stopped_at_its_deadline_without_blocking_i
         })
     };
     let started = Instant::now();
-    let err = model.read(vec![pv(av(670))]).await.unwrap_err();
+    let err = model.read(&[pv(av(670))]).await.unwrap_err();
     let took = started.elapsed();
     heart.abort();
     println!("sleeping plugin stopped after {took:?}");
@@ -222,7 +222,7 @@ async fn an_acknowledged_write_survives_a_trap_through_the_journal_not_a_snapsho
     }
     assert_eq!(model.health().snapshots, snapshots, "no export per write");
     assert_eq!(model.journal_len().await, 3);
-    assert!(matches!(model.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(matches!(model.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(3.0).into(), "the last write, replayed");
     let health = model.health();
     assert_eq!((health.restarts, health.replayed), (1, 3), "{health:?}");
@@ -231,7 +231,7 @@ async fn an_acknowledged_write_survives_a_trap_through_the_journal_not_a_snapsho
     let at = |v: f32, p: u8| PropertyWrite { target: pv(av(1)), value: Value::Real(v).into(), priority: Some(p) };
     let relinquish = PropertyWrite { target: pv(av(1)), value: Value::Null.into(), priority: Some(8) };
     model.write(vec![at(10.0, 8), at(20.0, 12), relinquish]).await.unwrap();
-    assert!(matches!(model.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(matches!(model.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     assert_eq!(
         read_one(&model, pv(av(1))).await.unwrap(),
         Value::Real(20.0).into(),
@@ -248,7 +248,7 @@ async fn restart_after_a_trap_is_printed() {
     let mut times = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let _ = model.read(vec![pv(av(666))]).await;
+        let _ = model.read(&[pv(av(666))]).await;
         times.push(started.elapsed());
         // Succeed once so the restart policy stays at "at once".
         read_one(&model, pv(av(1))).await.unwrap();
@@ -260,7 +260,7 @@ async fn restart_after_a_trap_is_printed() {
 async fn a_memory_bomb_hits_the_limit_and_the_next_request_succeeds() {
     let model = load_misbehave("bomb", RestartPolicy::default());
     write_real(&model, av(1), -3.0).await;
-    let err = model.read(vec![pv(av(668))]).await.unwrap_err();
+    let err = model.read(&[pv(av(668))]).await.unwrap_err();
     assert!(matches!(err, ModelError::MemoryExceeded { limit_bytes, .. } if limit_bytes == 32 << 20), "{err}");
     assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(-3.0).into());
 }
@@ -278,21 +278,21 @@ async fn repeated_failures_back_off_then_disable_while_another_instance_keeps_se
     write_real(&good, av(1), 1.0).await;
 
     // First failure: restarted at once.
-    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(matches!(bad.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     // Second: restarted after a back-off, during which calls fail fast,
     // saying why.
-    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(matches!(bad.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     assert!(bad.health().backing_off);
-    let e = bad.read(vec![pv(av(1))]).await.unwrap_err();
+    let e = bad.read(&[pv(av(1))]).await.unwrap_err();
     assert!(matches!(e, ModelError::Restarting { ref cause, .. } if matches!(**cause, ModelError::Trapped { .. })));
     assert!(e.to_string().contains("misbehave: trap on read of analog-value,666"), "{e}");
     assert_eq!(read_one(&good, pv(av(1))).await.unwrap(), Value::Real(1.0).into());
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Third consecutive failure: disabled for good.
-    assert!(matches!(bad.read(vec![pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(matches!(bad.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
     assert!(bad.health().disabled);
     for _ in 0..3 {
-        assert!(matches!(bad.read(vec![pv(av(1))]).await, Err(ModelError::Disabled { .. })));
+        assert!(matches!(bad.read(&[pv(av(1))]).await, Err(ModelError::Disabled { .. })));
         assert_eq!(read_one(&good, pv(av(1))).await.unwrap(), Value::Real(1.0).into());
     }
 }
@@ -364,12 +364,12 @@ async fn crossing_cost_of_one_and_of_256_properties() {
     for n in [1usize, 256] {
         let targets = vec![pv(av(1)); n];
         for _ in 0..50 {
-            model.read(targets.clone()).await.unwrap();
+            model.read(&targets).await.unwrap();
         }
         let rounds = 2000 / n.min(8) as u32;
         let started = Instant::now();
         for _ in 0..rounds {
-            let answer = model.read(targets.clone()).await.unwrap();
+            let answer = model.read(&targets).await.unwrap();
             assert_eq!(answer.len(), n);
         }
         println!(

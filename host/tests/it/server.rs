@@ -241,7 +241,7 @@ impl trellis::model::ObjectModel for DisabledModel {
     }
     async fn read(
         &self,
-        _: Vec<trellis::model::PropertyTarget>,
+        _: &[trellis::model::PropertyTarget],
     ) -> Result<Vec<Vec<trellis::model::PropertyRead>>, trellis::model::ModelError> {
         Err(trellis::model::ModelError::Disabled { plugin: "broken".into() })
     }
