@@ -292,9 +292,9 @@ fn plugin(c: &mut Criterion) {
     let many: Vec<_> =
         (1..=256).map(|i| PropertyTarget { object: ai(i), property: P::PRESENT_VALUE, array_index: None }).collect();
     let mut g = c.benchmark_group("plugin");
-    g.bench_function("read-1-property", |b| b.iter(|| rt.block_on(model.read(one.clone())).expect("read")));
+    g.bench_function("read-1-property", |b| b.iter(|| rt.block_on(model.read(&one)).expect("read")));
     g.throughput(Throughput::Elements(256));
-    g.bench_function("read-256-properties", |b| b.iter(|| rt.block_on(model.read(many.clone())).expect("read")));
+    g.bench_function("read-256-properties", |b| b.iter(|| rt.block_on(model.read(&many)).expect("read")));
     g.finish();
 
     // A swap to the demo building and back, each from the in-memory memo
