@@ -438,10 +438,11 @@ pub fn cost_section(p: &mut super::page::Page, results: &Results) {
         &mut p.markdown,
         "`cost`: one ReadProperty, counted",
         command,
-        "The gateway (demo-building plugin, two tokio workers, the B/IP endpoint) runs inside `stress-test`, \
-         whose global allocator counts every allocation; one client thread sends sequential ReadProperty \
-         requests from a pre-encoded datagram (it allocates nothing per request), so the steady-state counts \
-         are the server's: tokio, the endpoint, the plugin worker and the guest call. The cold start runs from \
+        "The gateway (demo-building plugin, the B/IP endpoint on a shard: one thread from datagram to answer, \
+         as `trellis run` serves it) runs inside `stress-test`, whose global allocator counts every \
+         allocation; one client thread sends sequential ReadProperty requests from a pre-encoded datagram (it \
+         allocates nothing per request), so the steady-state counts are the server's: the endpoint, the \
+         server state machine, the dispatch and the guest call. The cold start runs from \
          before the engine starts to the first answer, with the compiled component already in the cache \
          (a restart; the very first start also compiles). Instructions per request are the difference of two \
          runs under `valgrind --tool=callgrind` with 200 and 1,200 requests, after a run that primes the \
