@@ -57,6 +57,7 @@ use super::wasi::{self, DataDir};
 use bacnet::services::BacnetError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, MutexGuard};
 use trellis_model::{
@@ -411,7 +412,17 @@ impl Instance {
         live.store.set_epoch_deadline(self.spec.engine.ticks_for(deadline));
         live.store.data_mut().limiter.reset();
         self.spec.log.begin_call();
-        match tokio::time::timeout(deadline, live.run(call)).await {
+        let outcome = {
+            // A guest that does not wait completes at the first poll: only
+            // a call that suspends needs the timer (arming one per call
+            // costs a clock read and a timer entry on every request).
+            let mut run = std::pin::pin!(live.run(call));
+            match std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await {
+                Poll::Ready(r) => Ok(r),
+                Poll::Pending => tokio::time::timeout(deadline, run).await,
+            }
+        };
+        match outcome {
             Ok(r) => r.map_err(|e| classify(&self.spec, &e, live.store.data().limiter.hits())),
             Err(_) => {
                 // The guest waited in a host call (a WASI sleep or poll):
