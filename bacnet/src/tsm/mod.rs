@@ -14,5 +14,6 @@ mod server;
 pub use budget::AnswerBudget;
 pub use client::{ClientTsm, Completed, Outcome, PeerLimits, StartError, TransactionId, Transmit, TsmConfig};
 pub use server::{
-    Indication, MAX_REQUEST_SEGMENTS, Response, ServerTsm, ServerTsmConfig, ServerTsmCounters, TransactionKey,
+    Indication, MAX_REQUEST_SEGMENTS, Response, SPARE_BUFFER_MIN_OCTETS, SPARE_BUFFER_OCTETS, SPARE_BUFFERS, ServerTsm,
+    ServerTsmConfig, ServerTsmCounters, TransactionKey,
 };

@@ -160,6 +160,14 @@ pub enum Response {
     Abort(AbortReason),
 }
 
+/// Recycled buffers kept at most (see [`ServerTsm::recycle`]).
+pub const SPARE_BUFFERS: usize = 64;
+/// The largest recycled buffer kept: a standard frame's APDU and some.
+pub const SPARE_BUFFER_OCTETS: usize = 2048;
+/// A new buffer's room, and the least a recycled one keeps: room for a
+/// typical body or answer and an APDU header in front, so neither grows.
+pub const SPARE_BUFFER_MIN_OCTETS: usize = 256;
+
 /// What the machine refused or gave up on, for metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerTsmCounters {
@@ -228,6 +236,9 @@ pub struct ServerTsm<A> {
     deadlines: BinaryHeap<Reverse<Deadline<A>>>,
     next_serial: u64,
     transmits: VecDeque<(A, Vec<u8>)>,
+    /// Buffers handed back ([`ServerTsm::recycle`]) for the next request
+    /// bodies and answers: no allocation per request in the steady state.
+    spare: Vec<Vec<u8>>,
     counters: ServerTsmCounters,
     /// Segmented-answer octets per origin.
     budgets: Budgets<A>,
@@ -252,6 +263,7 @@ impl<A: Ord + Clone> ServerTsm<A> {
             deadlines: BinaryHeap::new(),
             next_serial: 0,
             transmits: VecDeque::new(),
+            spare: Vec::new(),
             counters: ServerTsmCounters::default(),
             budgets: Budgets::new(config.answer_budget, config.max_transactions),
             origin,
@@ -381,7 +393,9 @@ impl<A: Ord + Clone> ServerTsm<A> {
             let deadline = now.saturating_add(self.config.application_timeout);
             self.deadlines.push(Reverse((deadline, serial, key.clone())));
             self.transactions.insert(key, Transaction { serial, state: State::AwaitResponse { header }, deadline });
-            return Some(self.indication(peer, c.invoke_id, serial, header, c.body.to_vec()));
+            let mut body = self.take_buffer();
+            body.extend_from_slice(c.body);
+            return Some(self.indication(peer, c.invoke_id, serial, header, body));
         };
         if !self.config.segmentation {
             self.send_abort(peer, c.invoke_id, AbortReason::SEGMENTATION_NOT_SUPPORTED);
@@ -641,5 +655,23 @@ impl<A: Ord + Clone> ServerTsm<A> {
     /// The next APDU to send, with its destination.
     pub fn poll_transmit(&mut self) -> Option<(A, Vec<u8>)> {
         self.transmits.pop_front()
+    }
+
+    /// Hand back a buffer this machine gave out (an indication's body, a
+    /// transmitted APDU) once it is used, for the next one. Bounded: at
+    /// most [`SPARE_BUFFERS`] are kept, each with room for
+    /// [`SPARE_BUFFER_MIN_OCTETS`] to [`SPARE_BUFFER_OCTETS`].
+    pub fn recycle(&mut self, mut buffer: Vec<u8>) {
+        let fits = (SPARE_BUFFER_MIN_OCTETS..=SPARE_BUFFER_OCTETS).contains(&buffer.capacity());
+        if self.spare.len() < SPARE_BUFFERS && fits {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
+    }
+
+    /// An empty buffer, recycled when one is spare (for an answer's body:
+    /// it becomes the APDU in place, see [`Response::ComplexAck`]).
+    pub fn take_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(SPARE_BUFFER_MIN_OCTETS))
     }
 }

@@ -585,3 +585,48 @@ fn an_answer_that_overtakes_the_final_segment_ack_completes_the_request() {
     assert_eq!(link.outcome(id), &Outcome::SimpleAck, "every segment was out: the answer stands");
     assert_eq!(link.now, Duration::ZERO, "no timer needed");
 }
+
+/// Server → client: an unsegmented ComplexACK goes out in the buffer its
+/// body was encoded in (header in front, in place), and buffers handed
+/// back are reused for the next request — bounded in number and size.
+#[test]
+fn answers_and_request_bodies_reuse_recycled_buffers_within_bounds() {
+    use bacnet::tsm::{Response, SPARE_BUFFER_MIN_OCTETS, SPARE_BUFFER_OCTETS, SPARE_BUFFERS};
+    let mut server = ServerTsm::<u8>::new(server_config());
+    let request = |invoke_id: u8| bacnet::apdu::ConfirmedRequest {
+        segment: None,
+        segmented_response_accepted: false,
+        max_segments: MaxSegments::UNSPECIFIED,
+        max_apdu: MaxApdu::UP_TO_1476,
+        invoke_id,
+        service: S::READ_PROPERTY,
+        body: &[0x0C, 0x00, 0x00, 0x00, 0x01, 0x19, 0x55],
+    };
+    let ind = server.handle_apdu(ms(0), &CLIENT, &Apdu::ConfirmedRequest(request(1))).expect("indication");
+    assert_eq!(ind.body, [0x0C, 0x00, 0x00, 0x00, 0x01, 0x19, 0x55]);
+    let mut answer = server.take_buffer();
+    assert!(answer.capacity() >= SPARE_BUFFER_MIN_OCTETS);
+    answer.extend_from_slice(&[0x0C, 0x00, 0x00, 0x00, 0x01, 0x19, 0x55, 0x3E, 0x44, 0x41, 0xA0, 0, 0, 0x3F]);
+    let answer_at = answer.as_ptr();
+    server.respond(ms(1), &ind.key, Response::ComplexAck(answer));
+    let (_, apdu) = server.poll_transmit().expect("the ComplexACK");
+    assert_eq!(apdu.as_ptr(), answer_at, "the body's buffer became the APDU");
+    assert_eq!(&apdu[..3], &[0x30, 1, S::READ_PROPERTY.0]);
+    server.recycle(ind.body);
+    server.recycle(apdu);
+    // The next request's body comes from a recycled buffer.
+    let next = server.handle_apdu(ms(2), &CLIENT, &Apdu::ConfirmedRequest(request(2))).expect("indication");
+    assert!(next.body.capacity() >= SPARE_BUFFER_MIN_OCTETS, "a recycled buffer");
+    // Bounds: too small or too large buffers are not kept, nor more than SPARE_BUFFERS.
+    server.recycle(Vec::with_capacity(8));
+    server.recycle(Vec::with_capacity(SPARE_BUFFER_OCTETS + 1));
+    // (A new buffer has exactly the minimum room; these are one octet larger.)
+    for _ in 0..SPARE_BUFFERS + 10 {
+        server.recycle(Vec::with_capacity(SPARE_BUFFER_MIN_OCTETS + 1));
+    }
+    let mut kept = 0;
+    while server.take_buffer().capacity() == SPARE_BUFFER_MIN_OCTETS + 1 && kept <= SPARE_BUFFERS + 20 {
+        kept += 1;
+    }
+    assert!((1..=SPARE_BUFFERS).contains(&kept), "{kept} buffers kept");
+}

@@ -299,6 +299,19 @@ impl<M: ObjectModel> Server<M> {
     /// answer; `room` is what the answer may take (see
     /// [`bacnet::tsm::Indication::answer_capacity`]).
     pub async fn execute(&self, peer: &DeviceAddress, service: S, body: &[u8], room: AnswerRoom) -> Response {
+        self.execute_into(peer, service, body, room, Vec::new()).await
+    }
+
+    /// [`execute`](Self::execute), encoding a ReadProperty answer into
+    /// `answer` (an empty buffer, recycled: no allocation per request).
+    pub async fn execute_into(
+        &self,
+        peer: &DeviceAddress,
+        service: S,
+        body: &[u8],
+        room: AnswerRoom,
+        answer: Vec<u8>,
+    ) -> Response {
         let result = match service {
             S::SUBSCRIBE_COV => match SubscribeCOVRequest::decode(body) {
                 Ok(r) => Ok(self.subscribe_cov(peer, r).await.map(|_| None)),
@@ -309,7 +322,7 @@ impl<M: ObjectModel> Server<M> {
                 Err(e) => Err(e),
             },
             S::READ_PROPERTY => match ReadPropertyRequest::decode(body) {
-                Ok(r) => Ok(self.read_property(r).await.map(Some)),
+                Ok(r) => Ok(self.read_property(r, answer).await.map(Some)),
                 Err(e) => Err(e),
             },
             S::READ_PROPERTY_MULTIPLE => match ReadPropertyMultipleRequest::decode(body) {
@@ -562,7 +575,7 @@ impl<M: ObjectModel> Server<M> {
         PropertyRead { target: PropertyTarget { object: self.host.id, ..t }, outcome }
     }
 
-    async fn read_property(&self, r: ReadPropertyRequest) -> Result<Vec<u8>, Failure> {
+    async fn read_property(&self, r: ReadPropertyRequest, mut answer: Vec<u8>) -> Result<Vec<u8>, Failure> {
         if matches!(r.property, P::ALL | P::REQUIRED | P::OPTIONAL) {
             // Only ReadPropertyMultiple may ask for these.
             return Err(Failure::Error(BacnetError {
@@ -580,7 +593,9 @@ impl<M: ObjectModel> Server<M> {
         let value = read.outcome.map_err(Failure::Error)?;
         // The wildcard instance is answered with the real one (Clause 15.5.1.1.1).
         let object = if self.ids.is_device(r.object) { self.host.id } else { r.object };
-        Ok(ReadPropertyAck { object, property: r.property, array_index: r.array_index, value }.to_vec())
+        answer.clear();
+        ReadPropertyAck { object, property: r.property, array_index: r.array_index, value }.encode(&mut answer);
+        Ok(answer)
     }
 
     async fn read_property_multiple(

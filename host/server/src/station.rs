@@ -258,9 +258,11 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                         octets: ind.answer_capacity(config),
                         segmented: ind.segmented_response_accepted && config.segmentation,
                     };
-                    let response = self.server.execute(&ind.key.peer, ind.service, &ind.body, room).await;
+                    let answer = self.tsm.take_buffer();
+                    let response = self.server.execute_into(&ind.key.peer, ind.service, &ind.body, room, answer).await;
                     let now = self.now();
                     self.tsm.respond(now, &ind.key, response);
+                    self.tsm.recycle(ind.body);
                     // An acknowledged ReinitializeDevice restarts the model
                     // once its SimpleACK has left (off this task: the
                     // restart instantiates on a blocking thread).
@@ -408,6 +410,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             let priority = if self.priorities.is_empty() { None } else { self.remembered_priority(&peer, &apdu) };
             let priority = priority.unwrap_or(NetworkPriority::NORMAL);
             self.queue(&peer, &apdu, priority, Delivery::Unicast);
+            self.tsm.recycle(apdu);
         }
         if !self.outbox.is_empty() {
             if let Err(e) = self.link.send_all(&mut self.outbox).await {
