@@ -78,6 +78,43 @@ pub struct DeviceStatus {
     pub device: u32,
     /// The plugin serving it, "name version".
     pub plugin: String,
+    /// How its plugin instance is doing (absent from older gateways).
+    #[serde(default)]
+    pub health: Option<PluginHealth>,
+}
+
+/// A plugin's health in a status answer.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PluginHealth {
+    /// Failed for good: every call fails.
+    pub disabled: bool,
+    /// Waiting out a restart back-off.
+    pub backing_off: bool,
+    /// Instances started after the first.
+    pub restarts: u64,
+    /// Calls that trapped, overran their deadline or ran out of memory.
+    pub failures: u64,
+    /// State snapshots taken.
+    pub snapshots: u64,
+    /// Accepted writes since the last snapshot (replayed if it fails now).
+    pub journal: usize,
+}
+
+impl std::fmt::Display for PluginHealth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = if self.disabled {
+            "disabled"
+        } else if self.backing_off {
+            "restarting (back-off)"
+        } else {
+            "running"
+        };
+        write!(
+            f,
+            "{state}; {} restarts, {} failures; {} snapshots, {} writes journaled since the last",
+            self.restarts, self.failures, self.snapshots, self.journal
+        )
+    }
 }
 
 /// Checks a component file against the operator's policy before it may
@@ -104,16 +141,27 @@ impl Admin {
     /// Answer one request.
     pub async fn handle(&self, req: Request) -> Response {
         match req {
-            Request::Status => Response::Status {
-                devices: self
-                    .devices
-                    .iter()
-                    .map(|(d, (m, _))| {
-                        let i = m.describe();
-                        DeviceStatus { device: *d, plugin: format!("{} {}", i.name, i.version) }
-                    })
-                    .collect(),
-            },
+            Request::Status => {
+                let mut devices = Vec::with_capacity(self.devices.len());
+                for (d, (m, _)) in &self.devices {
+                    let i = m.describe();
+                    let h = m.health();
+                    let health = PluginHealth {
+                        disabled: h.disabled,
+                        backing_off: h.backing_off,
+                        restarts: h.restarts,
+                        failures: h.failures,
+                        snapshots: h.snapshots,
+                        journal: m.journal_len().await,
+                    };
+                    devices.push(DeviceStatus {
+                        device: *d,
+                        plugin: format!("{} {}", i.name, i.version),
+                        health: Some(health),
+                    });
+                }
+                Response::Status { devices }
+            }
             Request::Swap { device, file } => match self.swap(device, &file).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },

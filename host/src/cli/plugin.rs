@@ -102,6 +102,9 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
         Response::Status { devices } => {
             for d in devices {
                 println!("device {}: {}", d.device, d.plugin);
+                if let Some(h) = d.health {
+                    println!("  {h}");
+                }
             }
             Ok(())
         }

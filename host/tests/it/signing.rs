@@ -318,7 +318,12 @@ fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
     assert!(o.status.success(), "swap: {}\ngateway:\n{}", stderr(&o), gateway.log());
     assert!(stdout(&o).starts_with("device 389001: now demo-building 0.1.0"), "{}", stdout(&o));
     let o = trellis(&["plugin", "status", "--socket", s(&socket)]);
-    assert_eq!(stdout(&o).trim(), "device 389001: demo-building 0.1.0");
+    let status = stdout(&o);
+    let mut lines = status.lines();
+    assert_eq!(lines.next(), Some("device 389001: demo-building 0.1.0"), "{status}");
+    let health = lines.next().unwrap_or_default();
+    assert!(health.starts_with("  running; 0 restarts, 0 failures;"), "{status}");
+    assert!(health.ends_with("writes journaled since the last"), "{status}");
 }
 
 #[test]
