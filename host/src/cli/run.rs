@@ -162,6 +162,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             None
         }
     };
+    if config.devices.len() > 1 {
+        eprintln!(
+            "trellis: {} devices on {} threads (one per core at most; [engine] threads)",
+            config.devices.len(),
+            shards.len()
+        );
+    }
     eprintln!("trellis: serving; Ctrl-C to stop");
     let stop = tokio::select! {
         Some(done) = tasks.join_next() => {

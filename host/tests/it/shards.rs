@@ -106,6 +106,7 @@ async fn the_two_devices_example_serves_both_devices() {
     std::fs::write(&path, moved).unwrap();
     let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
         .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    assert!(gateway.log().contains("trellis: 2 devices on 2 threads"), "{}", gateway.log());
     let client = bind_client().await;
     for (port, instance) in [(first, 389_001), (second, 389_002)] {
         let device = ObjectIdentifier::new(ObjectType::DEVICE, instance).unwrap();
