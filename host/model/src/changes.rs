@@ -7,7 +7,7 @@
 //! by [`MAX_PENDING`] objects. Past that bound the feed degrades to "every
 //! value may have changed" instead of dropping anything.
 //!
-//! The producer side (a plugin's worker thread) must never block or wait for
+//! The producer side (a plugin's host import, on its device's thread) must never block or wait for
 //! the consumer; the consumer side never touches a plugin.
 
 use bacnet::ObjectIdentifier;

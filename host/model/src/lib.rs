@@ -125,7 +125,8 @@ pub enum ModelError {
         /// Why.
         detail: String,
     },
-    /// The plugin's queue is full (admission control).
+    /// The plugin has no instance to answer with and no failure to name
+    /// (answered like admission control: Abort out-of-resources).
     #[error("plugin {plugin} is busy")]
     Busy {
         /// Plugin name.

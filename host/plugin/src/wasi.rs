@@ -47,7 +47,7 @@ pub fn context(log: &Arc<PluginLog>, clock: &HostClock, data: &DataDir) -> wasmt
         .allow_udp(false)
         .allow_ip_name_lookup(false)
         .socket_addr_check(|_, _| Box::pin(async { false }))
-        // File operations run on the worker thread itself: no hop to the
+        // File operations run on the calling thread itself: no hop to the
         // ambient tokio runtime for every read of the plugin's config file.
         .allow_blocking_current_thread(true);
     if let Some(dir) = &data.path {
