@@ -180,6 +180,8 @@ impl Admin {
         let started = Instant::now();
         let engine = self.engine.clone();
         next_config.name = format!("{}+", config.name);
+        // The successor reports into the same feed the device's COV machinery reads.
+        next_config.changes = Some(current.changes());
         let next = crate::offload::run(format!("loading {}", file.display()), LOAD_TIME_LIMIT, move || {
             PluginModel::load(&engine, PluginSource::Bytes(&bytes), next_config)
         })

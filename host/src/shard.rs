@@ -32,14 +32,21 @@ pub struct Shard {
 impl Shard {
     /// Start a shard thread called `name`.
     pub fn start(name: String) -> std::io::Result<Shard> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let handle = runtime.handle().clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, handle) = std::sync::mpsc::sync_channel(1);
+        // The runtime is built and dropped on the shard's own thread, never
+        // inside the caller's runtime (dropping a runtime there panics).
         let thread = std::thread::Builder::new().name(name).spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(e) => return drop(ready.send(Err(e))),
+            };
+            let _ = ready.send(Ok(runtime.handle().clone()));
             // Serves the spawned tasks until told to stop (or the sender is
             // dropped with the shard).
             let _ = runtime.block_on(stopped);
         })?;
+        let handle = handle.recv().map_err(|_| std::io::Error::other("the shard thread ended while starting"))??;
         Ok(Shard { handle, stop: Some(stop), thread: Some(thread) })
     }
 

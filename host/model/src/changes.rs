@@ -61,6 +61,12 @@ impl ChangeFeed {
         Self::default()
     }
 
+    /// Whether `other` is this very feed (a clone of it), not merely
+    /// another one.
+    pub fn same_as(&self, other: &ChangeFeed) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Record that these objects' values changed (producer side).
     pub fn values_changed(&self, objects: impl IntoIterator<Item = ObjectIdentifier>) {
         let mut any = false;

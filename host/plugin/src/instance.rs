@@ -70,6 +70,8 @@ use wasmtime::{Store, Trap};
 pub const JOURNAL_WRITES: usize = 1024;
 /// Octets of written values kept in the journal before a snapshot replaces them.
 pub const JOURNAL_OCTETS: usize = 256 << 10;
+/// Journal entries replayed per guest call.
+const REPLAY_CHUNK: usize = 64;
 
 /// Everything needed to start (and restart) instances of one plugin.
 pub struct Spec {
@@ -215,6 +217,9 @@ struct Core {
     /// The targets of the read in progress, in WIT types (kept between
     /// reads so a read does not allocate them).
     refs: Vec<wit::PropertyRef>,
+    /// A call started and never came back (its caller dropped it while
+    /// the guest was suspended): the store is not to be used again.
+    call_abandoned: bool,
     /// An instance has been started before (later starts are restarts).
     started: bool,
     /// The last failure, told to calls while no instance runs.
@@ -233,6 +238,7 @@ impl Core {
             journal: Vec::new(),
             journal_octets: 0,
             refs: Vec::new(),
+            call_abandoned: false,
             started: false,
             last_failure: None,
         }
@@ -252,6 +258,7 @@ impl Instance {
             journal: Vec::new(),
             journal_octets: 0,
             refs: Vec::new(),
+            call_abandoned: false,
             started: false,
             last_failure: None,
         };
@@ -371,6 +378,14 @@ impl Instance {
             return Err(self.disabled());
         }
         let mut core = self.core.lock().await;
+        if std::mem::take(&mut core.call_abandoned) && core.live.is_some() {
+            // Not the plugin's fault: a caller gave up on a suspended call.
+            tracing::debug!(plugin = &*self.spec.name, "a call was abandoned mid-way: starting a fresh instance");
+            core.live = None;
+            if let Err(e) = self.instantiate(&mut core).await {
+                self.failed(&mut core, e).await;
+            }
+        }
         if core.live.is_none()
             && let Some(at) = core.restart_at
             && Instant::now() >= at
@@ -412,16 +427,23 @@ impl Instance {
         live.store.set_epoch_deadline(self.spec.engine.ticks_for(deadline));
         live.store.data_mut().limiter.reset();
         self.spec.log.begin_call();
+        // Marked until the call completes: a caller that drops this future
+        // mid-call (it suspended, and the caller gave up) leaves the mark,
+        // and the next call starts a fresh instance instead of using a store
+        // with half a call in it (see `ready`).
+        core.call_abandoned = true;
+        let started = std::time::Instant::now();
         let outcome = {
             // A guest that does not wait completes at the first poll: only
-            // a call that suspends needs the timer (arming one per call
-            // costs a clock read and a timer entry on every request).
+            // a call that suspends needs the timer, for what is left of its
+            // deadline (the epoch counts from the call's start too).
             let mut run = std::pin::pin!(live.run(call));
             match std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await {
                 Poll::Ready(r) => Ok(r),
-                Poll::Pending => tokio::time::timeout(deadline, run).await,
+                Poll::Pending => tokio::time::timeout(deadline.saturating_sub(started.elapsed()), run).await,
             }
         };
+        core.call_abandoned = false;
         match outcome {
             Ok(r) => r.map_err(|e| classify(&self.spec, &e, live.store.data().limiter.hits())),
             Err(_) => {
@@ -534,18 +556,22 @@ impl Instance {
     async fn replay(&self, core: &mut Core) -> Result<(), ModelError> {
         let journal = std::mem::take(&mut core.journal);
         let requests = convert::writes_to_wit(&journal);
-        let r = self.invoke(core, Call::Write(&requests)).await;
-        let results = match r {
-            Ok(Answer::Write(results)) => results,
-            Ok(_) => unreachable!(),
-            Err(e) => {
-                // Keep the journal for the next attempt: the writes were acknowledged.
-                core.journal = journal;
-                core.live = None;
-                return Err(e);
+        let mut refused = 0;
+        // In calls of REPLAY_CHUNK writes, each under its own deadline: a
+        // long journal is not one call a slow plugin cannot finish.
+        for chunk in requests.chunks(REPLAY_CHUNK) {
+            match self.invoke(core, Call::Write(chunk)).await {
+                Ok(Answer::Write(results)) => refused += results.iter().filter(|r| r.is_err()).count(),
+                Ok(_) => unreachable!(),
+                Err(e) => {
+                    // Keep the whole journal for the next attempt, which
+                    // starts again from the snapshot: the writes were acknowledged.
+                    core.journal = journal;
+                    core.live = None;
+                    return Err(e);
+                }
             }
-        };
-        let refused = results.iter().filter(|r| r.is_err()).count();
+        }
         if refused > 0 {
             tracing::warn!(
                 plugin = &*self.spec.name,

@@ -127,6 +127,10 @@ pub struct PluginConfig {
     pub snapshot_interval: Duration,
     /// The gateway clock the plugin sees.
     pub clock: HostClock,
+    /// The change feed the plugin reports into (`None`: a new one). A hot
+    /// swap's successor shares its predecessor's, so the device's COV
+    /// machinery hears the new version.
+    pub changes: Option<ChangeFeed>,
 }
 
 impl PluginConfig {
@@ -141,6 +145,7 @@ impl PluginConfig {
             restart: RestartPolicy::default(),
             snapshot_interval: Duration::from_secs(10),
             clock: HostClock::default(),
+            changes: None,
         }
     }
 }
@@ -202,7 +207,7 @@ impl std::fmt::Debug for PluginModel {
 
 impl PluginModel {
     /// Compile (or fetch from the cache), link and instantiate a plugin, and
-    /// start its worker. Blocking — compiling takes seconds on a cache miss:
+    /// start its first instance. Blocking — compiling takes seconds on a cache miss:
     /// call it before the runtime starts or from `spawn_blocking`.
     pub fn load<'a>(
         engine: &PluginEngine,
@@ -232,7 +237,7 @@ impl PluginModel {
             .and_then(bindings::ObjectModelPluginPre::new)
             .map_err(|e| fail(format!("does not fit world trellis:bacnet/object-model-plugin: {e:#}")))?;
         let name: Arc<str> = config.name.as_str().into();
-        let changes = ChangeFeed::new();
+        let changes = config.changes.clone().unwrap_or_default();
         let spec = Arc::new(Spec {
             log: log::PluginLog::new(name.clone()),
             name: name.clone(),
@@ -351,6 +356,15 @@ impl PluginModel {
         let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
         let pause = paused.elapsed();
         drop(old);
+        if !self.inner.changes.same_as(&next.inner.changes) {
+            tracing::warn!(
+                plugin = &*self.inner.name,
+                "the new instance reports changes into a feed of its own: load it with PluginConfig::changes \
+                 set to this model's, or COV stops hearing it"
+            );
+        }
+        // The new version's objects may differ: the object list is read again.
+        self.inner.changes.objects_changed();
         Ok((info, pause))
     }
 

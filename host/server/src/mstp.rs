@@ -152,10 +152,14 @@ impl Link for MstpLink {
     const HEADROOM: usize = 0;
 
     async fn send_all(&self, outbox: &mut Outbox) -> std::io::Result<()> {
+        // One refused frame does not keep the others from going.
+        let mut first_error = None;
         for (i, frame) in outbox.frames().iter().enumerate() {
-            self.send_npdu(&frame.peer, outbox.octets(i).to_vec(), frame.how)?;
+            if let Err(e) = self.send_npdu(&frame.peer, outbox.octets(i).to_vec(), frame.how) {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     fn hears_broadcasts(&self, _peer: &DeviceAddress) -> bool {

@@ -94,7 +94,8 @@ pub(super) trait Link: Clone + Send + Sync + 'static {
     const HEADROOM: usize;
     /// Send every frame of `outbox` in order (each an NPDU behind
     /// [`HEADROOM`](Self::HEADROOM) octets), to its peer or, for
-    /// [`Delivery::Broadcast`], to everyone; the first failure ends it.
+    /// [`Delivery::Broadcast`], to everyone; a frame that cannot go does not
+    /// keep the others back, and the first failure is returned at the end.
     fn send_all(&self, outbox: &mut Outbox) -> impl Future<Output = std::io::Result<()>> + Send;
     /// Whether `peer` hears an answer sent as a local broadcast.
     fn hears_broadcasts(&self, peer: &DeviceAddress) -> bool;
@@ -203,9 +204,9 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         }
     }
 
-    /// The time now, or the batch's when one is being handled (one clock
-    /// read per wake-up rather than two per request; a batch lasts well
-    /// under a millisecond, the state machines' timers are tens of them).
+    /// The time now, or the wake-up's while its datagrams are taken from the
+    /// port (one clock read for the batch rather than one per request;
+    /// executing them reads the clock again).
     fn now(&self) -> Duration {
         self.batch_started.unwrap_or_else(|| self.epoch.elapsed())
     }
@@ -225,16 +226,16 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     self.unconfirmed_in_batch = 0;
                     self.batch_started = Some(self.epoch.elapsed());
                     inbound.drain(&mut self, MAX_BATCH);
-                    self.execute_batch().await;
+                    // Executing reads the clock again: a guest call may take
+                    // up to its deadline.
                     self.batch_started = None;
+                    self.execute_batch().await;
+                    // Under sustained load the port is ready at every wake-up
+                    // and wins the biased select: timers and queued
+                    // notifications are served here too, never starved.
+                    self.catch_up(deadline);
                 }
-                Some((to, body)) = self.confirmed.recv() => {
-                    let now = self.now();
-                    let service = ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION;
-                    if self.client.start(now, to, service, body).is_err() {
-                        self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
+                Some((to, body)) = self.confirmed.recv() => self.start_confirmed(to, body),
                 _ = sleep_until(deadline) => {
                     let now = self.now();
                     self.tsm.handle_timeout(now);
@@ -243,6 +244,29 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             }
             self.flush().await;
             self.publish_counters();
+        }
+    }
+
+    /// Run timers that came due and start queued ConfirmedCOVNotifications
+    /// (what the other arms of the loop do when the port is not busy).
+    fn catch_up(&mut self, deadline: Option<Instant>) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let now = self.now();
+            self.tsm.handle_timeout(now);
+            self.client.handle_timeout(now);
+        }
+        while let Ok((to, body)) = self.confirmed.try_recv() {
+            self.start_confirmed(to, body);
+        }
+    }
+
+    /// Hand a ConfirmedCOVNotification to our client state machine (its
+    /// retries and timeouts), or count it failed when it cannot take it.
+    fn start_confirmed(&mut self, to: DeviceAddress, body: Vec<u8>) {
+        let now = self.now();
+        let service = ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION;
+        if self.client.start(now, to, service, body).is_err() {
+            self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -264,8 +288,8 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     self.tsm.respond(now, &ind.key, response);
                     self.tsm.recycle(ind.body);
                     // An acknowledged ReinitializeDevice restarts the model
-                    // once its SimpleACK has left (off this task: the
-                    // restart instantiates on a blocking thread).
+                    // once its SimpleACK has left, on a task of its own (the
+                    // restart waits for writes in progress).
                     if self.server.restart_pending() {
                         self.flush().await;
                         let server = self.server.clone();

@@ -92,6 +92,26 @@ async fn the_demo_building_serves_reads_and_writes_through_the_object_model() {
     assert!(answer[2][0].outcome.is_err());
 }
 
+/// A hot swap's successor reports into its predecessor's change feed (the
+/// one the device's COV notifier reads), and the swap itself says the
+/// object list may have changed.
+#[tokio::test]
+async fn after_a_hot_swap_the_new_instances_changes_reach_the_models_feed() {
+    let old = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("feed-old")).unwrap();
+    let feed = old.changes();
+    let config = PluginConfig { changes: Some(old.changes()), ..PluginConfig::new("feed-new") };
+    let next = PluginModel::load(engine(), builtin::DEMO_BUILDING, config).unwrap();
+    let _ = feed.take();
+    old.swap(&next).await.expect("swap");
+    assert!(feed.take().objects, "the swap reports the object list");
+    let start = trellis::model::DateTime { unix_ms: 1_750_000_000_000, utc_offset_minutes: 0 };
+    for minutes in 0..10u64 {
+        let now = trellis::model::DateTime { unix_ms: start.unix_ms + minutes * 300_000, ..start };
+        old.tick(now).await.expect("tick through the swapped-in instance");
+    }
+    assert!(!feed.take().values.is_empty(), "the new instance's value changes reach the feed COV reads");
+}
+
 #[tokio::test]
 async fn ticks_move_the_demo_building_and_its_changes_reach_the_feed() {
     let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("demo-ticks")).unwrap();

@@ -122,7 +122,10 @@ impl BipDriver {
         // unicast requests must not starve a Who-Is.
         let sockets = broadcast_rx.iter().map(|b| (b, true)).chain([(&**unicast, false)]);
         for (socket, on_broadcast_socket) in sockets {
-            while read < max {
+            // The broadcast socket gets half the batch at most: a broadcast
+            // storm must not starve unicast requests either.
+            let limit = if on_broadcast_socket { max.div_ceil(2) } else { max };
+            while read < limit {
                 match socket.try_recv_from(buf) {
                     Ok((n, SocketAddr::V4(from))) => {
                         read += 1;
@@ -157,6 +160,12 @@ impl Port<'_> {
         if from == self.local {
             return None; // our own broadcast, looped back
         }
+        if from.port() == 0 || from.ip().is_unspecified() {
+            // Nobody can be answered there (the kernel refuses port 0).
+            self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(%from, "dropped a datagram from an address that cannot be answered");
+            return None;
+        }
         let msg = match Bvll::decode(data) {
             Ok(m) => m,
             Err(e) => {
@@ -169,7 +178,8 @@ impl Port<'_> {
             Bvll::OriginalUnicastNpdu(n) => (from, n, false),
             Bvll::OriginalBroadcastNpdu(n) => (from, n, true),
             Bvll::ForwardedNpdu { original_source, npdu } => {
-                if (self.can_tell && !on_broadcast_socket) || original_source == self.local {
+                let unanswerable = original_source.port() == 0 || original_source.ip().is_unspecified();
+                if (self.can_tell && !on_broadcast_socket) || original_source == self.local || unanswerable {
                     tracing::debug!(%from, %original_source, "dropped Forwarded-NPDU not received as a local broadcast");
                     return None;
                 }

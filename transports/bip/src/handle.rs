@@ -57,18 +57,29 @@ impl BipHandle {
     /// Send datagrams prepared in place, in as few system calls as the
     /// socket allows (`sendmmsg` on Linux): each frame is an NPDU behind
     /// [`HEADROOM`] octets that [`write_header`] filled. Waits only while
-    /// the socket's buffer is full. Stops at the first datagram the kernel
-    /// refuses and returns its error.
+    /// the socket's buffer is full. A datagram the kernel refuses is skipped
+    /// and the rest still go; the first such error is returned at the end.
     pub async fn send_frames(&self, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<()> {
         let mut rest = frames;
+        let mut first_error = None;
         while !rest.is_empty() {
             match self.try_send_frames(rest) {
-                Ok(sent) => rest = &rest[sent.max(1).min(rest.len())..],
+                Ok(0) => {
+                    // Nothing went and nothing was said: skip this one rather than spin.
+                    first_error.get_or_insert_with(|| std::io::Error::from(std::io::ErrorKind::WriteZero));
+                    rest = &rest[1..];
+                }
+                Ok(sent) => rest = &rest[sent.min(rest.len())..],
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.socket.writable().await?,
-                Err(e) => return Err(e),
+                // The kernel refused this datagram (its destination, say): the
+                // others still go.
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    rest = &rest[1..];
+                }
             }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// One system call's worth of [`send_frames`](Self::send_frames):

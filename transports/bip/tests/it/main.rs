@@ -134,3 +134,32 @@ fn a_network_prefix_gives_the_subnet_directed_broadcast() {
     assert_eq!(BipConfig::from_cidr("127.0.0.1", 0).unwrap().broadcast_ip(), Ipv4Addr::new(127, 255, 255, 255));
     assert!(BipConfig::from_cidr("10.0.0.1/33", 0).is_err());
 }
+
+/// A batch of answers in one `sendmmsg`: a datagram the kernel refuses
+/// (destination port 0) is skipped and reported, and the ones after it
+/// still go.
+#[tokio::test]
+async fn a_refused_datagram_in_a_batch_does_not_keep_the_others_back() {
+    let (a, a_driver) = bind(&config(31)).unwrap();
+    drop(a_driver);
+    let receiver = UdpSocket::bind((Ipv4Addr::new(127, 0, 77, 32), 0)).await.unwrap();
+    let to = match receiver.local_addr().unwrap() {
+        std::net::SocketAddr::V4(v4) => v4,
+        other => panic!("{other}"),
+    };
+    let frame = |n: u8| {
+        let mut f = vec![0; trellis_bip::HEADROOM];
+        f.extend_from_slice(&[0x01, 0x00, n]);
+        trellis_bip::write_header(&mut f, false).unwrap();
+        f
+    };
+    let (first, refused, last) = (frame(1), frame(2), frame(3));
+    let nowhere = SocketAddrV4::new(Ipv4Addr::new(127, 0, 77, 32), 0);
+    let sent = a.send_frames(&[(to, &first), (nowhere, &refused), (to, &last)]).await;
+    assert!(sent.is_err(), "the refusal is reported");
+    let mut buf = [0u8; 64];
+    for expected in [1u8, 3] {
+        let (n, _) = tokio::time::timeout(WAIT, receiver.recv_from(&mut buf)).await.expect("timed out").unwrap();
+        assert_eq!(Bvll::decode(&buf[..n]).unwrap(), Bvll::OriginalUnicastNpdu(&[0x01, 0x00, expected]));
+    }
+}
