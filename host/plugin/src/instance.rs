@@ -227,7 +227,8 @@ struct Core {
 }
 
 impl Core {
-    /// A placeholder while the first instance starts.
+    /// No instance, no snapshot, no journal (the default policy until
+    /// [`Instance::start`] sets the plugin's).
     fn empty() -> Self {
         Core {
             live: None,
@@ -249,19 +250,7 @@ impl Instance {
     /// Instantiate the component, import `state` when given, and ask it what
     /// it is (fast from the pre-instantiated component).
     pub async fn start(spec: Arc<Spec>, state: Option<Arc<[u8]>>) -> Result<Self, ModelError> {
-        let mut core = Core {
-            live: None,
-            restarts: Restarts::new(spec.restart.clone()),
-            restart_at: None,
-            snapshot: state,
-            last_snapshot: Instant::now(),
-            journal: Vec::new(),
-            journal_octets: 0,
-            refs: Vec::new(),
-            call_abandoned: false,
-            started: false,
-            last_failure: None,
-        };
+        let mut core = Core { restarts: Restarts::new(spec.restart.clone()), snapshot: state, ..Core::empty() };
         let mut instance =
             Instance { spec, health: Health::default(), info: PluginInfo::default(), core: Mutex::new(Core::empty()) };
         instance.instantiate(&mut core).await?;

@@ -236,11 +236,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     self.catch_up(deadline);
                 }
                 Some((to, body)) = self.confirmed.recv() => self.start_confirmed(to, body),
-                _ = sleep_until(deadline) => {
-                    let now = self.now();
-                    self.tsm.handle_timeout(now);
-                    self.client.handle_timeout(now);
-                }
+                _ = sleep_until(deadline) => self.run_timers(),
             }
             self.flush().await;
             self.publish_counters();
@@ -251,13 +247,18 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
     /// (what the other arms of the loop do when the port is not busy).
     fn catch_up(&mut self, deadline: Option<Instant>) {
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            let now = self.now();
-            self.tsm.handle_timeout(now);
-            self.client.handle_timeout(now);
+            self.run_timers();
         }
         while let Ok((to, body)) = self.confirmed.try_recv() {
             self.start_confirmed(to, body);
         }
+    }
+
+    /// Let both state machines act on their timers (retries, timeouts).
+    fn run_timers(&mut self) {
+        let now = self.now();
+        self.tsm.handle_timeout(now);
+        self.client.handle_timeout(now);
     }
 
     /// Hand a ConfirmedCOVNotification to our client state machine (its
