@@ -25,6 +25,7 @@ pub mod enums;
 pub mod error;
 pub mod mstp;
 pub mod npdu;
+pub mod read_records;
 pub mod services;
 pub mod tsm;
 pub mod value;

@@ -91,6 +91,31 @@ impl Value {
     /// Decode one application-tagged value. Reserved application tags
     /// (13–15) are `InvalidTag`.
     pub fn decode(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
+        match Self::read_app(r)? {
+            AppContent::Boolean(b) => Ok(Value::Boolean(b)),
+            AppContent::Octets { number, content, content_at, at } => {
+                Self::from_content(number, content, content_at, at)
+            }
+        }
+    }
+
+    /// Check one application-tagged value as [`Value::decode`] would,
+    /// without building it (no allocation).
+    pub fn check(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+        match Self::read_app(r)? {
+            AppContent::Boolean(_) => Ok(()),
+            AppContent::Octets { number, content, content_at, at } => match number {
+                app::OCTET_STRING => Ok(()),
+                app::CHARACTER_STRING => CharacterString::parts(content, content_at).map(drop),
+                app::BIT_STRING => BitString::parts(content, content_at).map(drop),
+                // The other datatypes decode without allocating.
+                _ => Self::from_content(number, content, content_at, at).map(drop),
+            },
+        }
+    }
+
+    /// An application tag and its content octets.
+    fn read_app<'a>(r: &mut Reader<'a>) -> Result<AppContent<'a>, DecodeError> {
         let at = r.position();
         let t = tag::read_tag(r)?;
         if t.class != TagClass::Application {
@@ -101,14 +126,14 @@ impl Value {
         };
         if t.number == app::BOOLEAN {
             return match len {
-                0 => Ok(Value::Boolean(false)),
-                1 => Ok(Value::Boolean(true)),
+                0 => Ok(AppContent::Boolean(false)),
+                1 => Ok(AppContent::Boolean(true)),
                 _ => Err(DecodeError::OutOfRange { at, what: "a Boolean (0 or 1)" }),
             };
         }
         let content_at = r.position();
-        let c = r.take_content(t.content_len(), at)?;
-        Self::from_content(t.number, c, content_at, at)
+        let content = r.take_content(t.content_len(), at)?;
+        Ok(AppContent::Octets { number: t.number, content, content_at, at })
     }
 
     fn from_content(number: u8, c: &[u8], cat: usize, at: usize) -> Result<Value, DecodeError> {
@@ -142,6 +167,13 @@ impl Value {
             _ => None,
         }
     }
+}
+
+/// What follows an application tag: a Boolean's value (in the tag itself)
+/// or the content octets of any other datatype.
+enum AppContent<'a> {
+    Boolean(bool),
+    Octets { number: u8, content: &'a [u8], content_at: usize, at: usize },
 }
 
 impl fmt::Display for Value {
@@ -258,31 +290,82 @@ impl AnyValue {
     }
 }
 
+/// Check that `data` is one well-formed property value — exactly what
+/// [`AnyValue::from_bytes`] accepts — without building it: no allocation,
+/// for values that only pass through (a plugin's encoded answer on its way
+/// into a ReadProperty-ACK).
+pub fn check_encoded(data: &[u8]) -> Result<(), DecodeError> {
+    let mut r = Reader::new(data);
+    walk_elements::<Checked>(&mut r, 0)?;
+    r.expect_end()
+}
+
+/// What [`walk_elements`] builds from the elements it reads: the tree
+/// ([`Vec<Element>`]) or nothing ([`Checked`]).
+trait ElementSink: Default {
+    /// Read one application-tagged value at `r`.
+    fn application(&mut self, r: &mut Reader<'_>) -> Result<(), DecodeError>;
+    /// A context-tagged primitive.
+    fn context(&mut self, tag: u8, data: &[u8]);
+    /// Constructed data: the elements between an opening and closing `tag`.
+    fn constructed(&mut self, tag: u8, inner: Self);
+}
+
+impl ElementSink for Vec<Element> {
+    fn application(&mut self, r: &mut Reader<'_>) -> Result<(), DecodeError> {
+        self.push(Element::Application(Value::decode(r)?));
+        Ok(())
+    }
+    fn context(&mut self, tag: u8, data: &[u8]) {
+        self.push(Element::Context { tag, data: data.to_vec() });
+    }
+    fn constructed(&mut self, tag: u8, elements: Self) {
+        self.push(Element::Constructed { tag, elements });
+    }
+}
+
+/// Walks without building anything.
+#[derive(Default)]
+struct Checked;
+
+impl ElementSink for Checked {
+    fn application(&mut self, r: &mut Reader<'_>) -> Result<(), DecodeError> {
+        Value::check(r)
+    }
+    fn context(&mut self, _: u8, _: &[u8]) {}
+    fn constructed(&mut self, _: u8, _: Self) {}
+}
+
 fn decode_elements(r: &mut Reader<'_>, depth: usize) -> Result<Vec<Element>, DecodeError> {
-    let mut out = Vec::new();
+    walk_elements(r, depth)
+}
+
+/// Read elements until the data ends or a closing tag is next (not consumed).
+fn walk_elements<S: ElementSink>(r: &mut Reader<'_>, depth: usize) -> Result<S, DecodeError> {
+    let mut out = S::default();
     while let Some(t) = tag::peek_tag(r) {
         let at = r.position();
         let t = t?;
         match (t.class, t.kind) {
             (_, TagKind::Closing) => break,
-            (TagClass::Application, _) => out.push(Element::Application(Value::decode(r)?)),
+            (TagClass::Application, _) => out.application(r)?,
             (TagClass::Context, TagKind::Primitive(_)) => {
                 let (t, data) = tag::read_tagged(r)?;
-                out.push(Element::Context { tag: t.number, data: data.to_vec() });
+                out.context(t.number, data);
             }
             (TagClass::Context, TagKind::Opening) => {
                 if depth >= MAX_NESTING_DEPTH {
                     return Err(DecodeError::LimitExceeded { at, what: "constructed nesting depth" });
                 }
                 tag::read_tag(r)?;
-                let elements = decode_elements(r, depth + 1)?;
+                let inner = walk_elements::<S>(r, depth + 1)?;
                 let close_at = r.position();
                 match tag::read_tag(r) {
                     Ok(c) if c.is_closing(t.number) => {}
                     Ok(_) => return Err(DecodeError::InvalidTag { at: close_at, what: "the matching closing tag" }),
                     Err(_) => return Err(DecodeError::InvalidTag { at: close_at, what: "a closing tag" }),
                 }
-                out.push(Element::Constructed { tag: t.number, elements });
+                out.constructed(t.number, inner);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The Trellis guest SDK: what an object-model plugin is written against.
 //!
 //! A plugin is a WebAssembly component (`wasm32-wasip2`) exporting
-//! `trellis:bacnet/object-model@0.1.0`. The host owns the network, the Device
+//! `trellis:bacnet/object-model@0.2.0`. The host owns the network, the Device
 //! object's protocol properties and every timer; the plugin owns its objects.
 //! This crate lets the plugin be only what is special about its device:
 //!
@@ -129,6 +129,9 @@ macro_rules! register_plugin {
                 ) -> ::std::vec::Vec<::std::vec::Vec<$crate::__private::wit::ReadResult>> {
                     RUNTIME.with(|slot| slot.read_properties(refs))
                 }
+                fn read_encoded(refs: ::std::vec::Vec<$crate::__private::wit::PropertyRef>) -> ::std::vec::Vec<u8> {
+                    RUNTIME.with(|slot| slot.read_encoded(refs))
+                }
                 fn write_properties(
                     writes: ::std::vec::Vec<$crate::__private::wit::WriteRequest>,
                 ) -> ::std::vec::Vec<::core::result::Result<(), $crate::__private::wit::BacnetError>> {
@@ -160,7 +163,7 @@ struct ReadmeExample;
 /// What `register_plugin!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.1.0`.
+    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.2.0`.
     /// Only `runtime` and `value::wit` (and `register_plugin!`) use them.
     #[allow(unsafe_code, missing_docs, dead_code, clippy::all)]
     pub mod bindings {

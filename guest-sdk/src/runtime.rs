@@ -15,6 +15,7 @@ use crate::value::wit::{
     datetime_from_wit, error_to_wit, object_id_from_wit, object_id_to_wit, value_from_wit, value_to_wit,
 };
 use bacnet::PropertyIdentifier;
+use bacnet::read_records;
 use std::cell::RefCell;
 
 /// `describe` needs no instance.
@@ -70,6 +71,26 @@ impl<M: ObjectModel> Exports<M> {
     fn read_properties(&self, refs: Vec<t::PropertyRef>) -> Vec<Vec<t::ReadResult>> {
         let refs: Vec<PropertyRef> = refs.iter().map(property_ref_from_wit).collect();
         self.0.read(&refs).iter().map(|results| results.iter().map(read_result_to_wit).collect()).collect()
+    }
+
+    /// The same answer as `read_properties`, as records (see
+    /// `bacnet::read_records`): the value encoded once, here, with the core.
+    fn read_encoded(&self, refs: Vec<t::PropertyRef>) -> Vec<u8> {
+        let refs: Vec<PropertyRef> = refs.iter().map(property_ref_from_wit).collect();
+        let mut out = Vec::with_capacity(32 * refs.len());
+        for results in self.0.read(&refs) {
+            read_records::write_count(&mut out, results.len() as u32);
+            for (target, result) in &results {
+                read_records::write_result(
+                    &mut out,
+                    target.object,
+                    target.property,
+                    target.array_index,
+                    result.as_ref(),
+                );
+            }
+        }
+        out
     }
 
     /// A value that does not decode is property/invalid-data-type and, like
@@ -150,6 +171,11 @@ impl<M: ObjectModel> Slot<M> {
     /// `read-properties`.
     pub fn read_properties(&self, refs: Vec<t::PropertyRef>) -> Vec<Vec<t::ReadResult>> {
         self.with(|e| e.read_properties(refs))
+    }
+
+    /// `read-encoded`.
+    pub fn read_encoded(&self, refs: Vec<t::PropertyRef>) -> Vec<u8> {
+        self.with(|e| e.read_encoded(refs))
     }
 
     /// `write-properties`.
@@ -238,6 +264,31 @@ mod tests {
         assert!(matches!(answer[3][..], [t::ReadResult { outcome: Ok(t::Value::Unsigned(16)), .. }]));
         let whole = e.read_properties(vec![pref(av(1), 87, None)]);
         assert!(matches!(&whole[0][0].outcome, Ok(t::Value::Encoded(b)) if b == &[0u8; 16]), "16 Nulls");
+    }
+
+    #[test]
+    fn read_encoded_answers_the_same_results_as_records() {
+        let e = exports();
+        let refs = vec![pref(av(1), 85, None), pref(av(1), 8, None), pref(av(9), 85, None)];
+        let lists = e.read_properties(refs.clone());
+        let records = e.read_encoded(refs);
+        let mut r = read_records::ReadRecords::new(&records);
+        for list in lists {
+            assert_eq!(r.count().unwrap() as usize, list.len());
+            for expected in list {
+                let got = r.result().unwrap();
+                assert_eq!(got.property.0, expected.target.property);
+                assert_eq!(got.object.instance, expected.target.object.instance);
+                match (got.outcome, expected.outcome) {
+                    (Ok(octets), Ok(v)) => {
+                        assert_eq!(bacnet::AnyValue::from_bytes(octets).unwrap(), value_from_wit(&v).unwrap())
+                    }
+                    (Err(a), Err(b)) => assert_eq!(error_to_wit(&a), b),
+                    (a, b) => panic!("{a:?} against {b:?}"),
+                }
+            }
+        }
+        r.finish().unwrap();
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub struct DeviceStatus {
     /// How its plugin instance is doing (absent from older gateways).
     #[serde(default)]
     pub health: Option<PluginHealth>,
+    /// The interface its component exports, e.g. "trellis:bacnet@0.2.0"
+    /// (absent from older gateways).
+    #[serde(default)]
+    pub interface: Option<String>,
 }
 
 /// A plugin's health in a status answer.
@@ -158,6 +162,7 @@ impl Admin {
                         device: *d,
                         plugin: format!("{} {}", i.name, i.version),
                         health: Some(health),
+                        interface: Some(m.interface().to_owned()),
                     });
                 }
                 Response::Status { devices }

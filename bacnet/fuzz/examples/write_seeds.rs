@@ -17,6 +17,7 @@ use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
 use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::services::{ReadPropertyAck, ServiceCodec};
+use bacnet::{ObjectIdentifier, PropertyIdentifier as P, read_records};
 use bacnet_fuzz::{CODECS, codec_for};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -161,8 +162,8 @@ fn main() {
     let frames = captured(&read("captured.txt"));
     // ASHRAE 135 Annex F examples, all at the APDU layer.
     let examples = captured(&read("standard.txt"));
-    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation] =
-        std::array::from_fn::<Corpus, 7, _>(|_| Corpus::default());
+    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation, mut records] =
+        std::array::from_fn::<Corpus, 8, _>(|_| Corpus::default());
 
     for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
         segmentation.add(name, name, scenario.encode());
@@ -226,6 +227,18 @@ fn main() {
             value.add(format!("{}", rp.property.0), name, v);
         }
     }
+    // Records: each value seed as one result, then a few lists of targets
+    // with errors and an expanded ALL.
+    for (name, v) in &value.seeds {
+        let Ok(v) = bacnet::AnyValue::from_bytes(v) else { continue };
+        let mut out = Vec::new();
+        read_records::write_count(&mut out, 1);
+        read_records::write_result(&mut out, AV1, P::PRESENT_VALUE, None, Ok(&v));
+        records.add(format!("value-{name}"), &format!("value-{name}"), out);
+    }
+    for (name, seed) in record_lists() {
+        records.add(name, name, seed);
+    }
     for round in 0..2 {
         for (i, name, seed) in &bodies {
             service.add(format!("codec{i}-{round}"), name, seed.clone());
@@ -240,9 +253,34 @@ fn main() {
         ("service", service),
         ("datagram", datagram),
         ("segmentation", segmentation),
+        ("read_records", records),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }
+}
+
+const AV1: ObjectIdentifier = ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_VALUE, instance: 1 };
+
+/// Record lists of several targets: errors, array elements, an ALL.
+fn record_lists() -> Vec<(&'static str, Vec<u8>)> {
+    use bacnet::services::BacnetError;
+    use bacnet::{ErrorClass, ErrorCode, Value};
+    let unknown = BacnetError { class: ErrorClass::OBJECT, code: ErrorCode::UNKNOWN_OBJECT };
+    let real = bacnet::AnyValue::from(Value::Real(21.5));
+    let mut mixed = Vec::new();
+    read_records::write_count(&mut mixed, 1);
+    read_records::write_result(&mut mixed, AV1, P::PRESENT_VALUE, None, Ok(&real));
+    read_records::write_count(&mut mixed, 1);
+    read_records::write_result(&mut mixed, AV1, P::PRIORITY_ARRAY, Some(8), Ok(&Value::Null.into()));
+    read_records::write_count(&mut mixed, 1);
+    let av9 = ObjectIdentifier { instance: 9, ..AV1 };
+    read_records::write_result(&mut mixed, av9, P::PRESENT_VALUE, None, Err(&unknown));
+    let mut all = Vec::new();
+    read_records::write_count(&mut all, 3);
+    read_records::write_result(&mut all, AV1, P::OBJECT_IDENTIFIER, None, Ok(&Value::ObjectIdentifier(AV1).into()));
+    read_records::write_result(&mut all, AV1, P::OBJECT_NAME, None, Ok(&Value::CharacterString(bacnet::CharacterString::utf8("Zone")).into()));
+    read_records::write_result(&mut all, AV1, P::PRESENT_VALUE, None, Ok(&real));
+    vec![("mixed-targets", mixed), ("all-expanded", all), ("empty", Vec::new())]
 }
 
 /// What makes an APDU different for seeding: its first octet and its codec.

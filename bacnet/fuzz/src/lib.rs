@@ -30,6 +30,7 @@ use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
 use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::services::*;
+use bacnet::read_records;
 use bacnet::value::AnyValue;
 use bacnet::{ConfirmedServiceChoice as C, UnconfirmedServiceChoice as U};
 use core::fmt::Debug;
@@ -110,6 +111,66 @@ pub fn check_bvll(data: &[u8]) {
 /// elements.
 pub fn check_value(data: &[u8]) {
     round_trip!("AnyValue", data, AnyValue::from_bytes, encode_value);
+    // The checker that builds nothing accepts exactly what decoding accepts.
+    assert_eq!(
+        bacnet::value::check_encoded(data).is_ok(),
+        AnyValue::from_bytes(data).is_ok(),
+        "check_encoded and AnyValue::from_bytes disagree on {data:02x?}"
+    );
+}
+
+/// Read results as records (a plugin's `read-encoded` answer): parse; every
+/// value handed out decodes; re-encoding what was parsed parses to the same
+/// records.
+pub fn check_read_records(data: &[u8]) {
+    let Some(targets) = parse_records(data) else { return };
+    let mut again = Vec::new();
+    for results in &targets {
+        read_records::write_count(&mut again, results.len() as u32);
+        for (object, property, index, outcome) in results {
+            read_records::write_result(&mut again, *object, *property, *index, outcome.as_ref());
+        }
+    }
+    let reparsed = parse_records(&again)
+        .unwrap_or_else(|| panic!("records {data:02x?} re-encode as {again:02x?}, which does not parse"));
+    let encodings = |ts: &[Vec<ParsedRecord>]| -> Vec<_> {
+        ts.iter()
+            .flatten()
+            .map(|(o, p, i, r)| (*o, *p, *i, r.as_ref().map(encode_value).map_err(|e| *e)))
+            .collect()
+    };
+    assert_eq!(encodings(&targets), encodings(&reparsed), "records change through {again:02x?}");
+}
+
+type ParsedRecord = (
+    bacnet::ObjectIdentifier,
+    bacnet::PropertyIdentifier,
+    Option<u32>,
+    Result<AnyValue, BacnetError>,
+);
+
+fn parse_records(data: &[u8]) -> Option<Vec<Vec<ParsedRecord>>> {
+    let mut r = read_records::ReadRecords::new(data);
+    let mut targets = Vec::new();
+    // At most one target per 4 octets: every count takes 4.
+    for _ in 0..=data.len() / 4 {
+        if r.finish().is_ok() {
+            return Some(targets);
+        }
+        let n = r.count().ok()?;
+        let mut results = Vec::new();
+        for _ in 0..n {
+            let rec = r.result().ok()?;
+            let outcome = match rec.outcome {
+                Ok(v) => Ok(AnyValue::from_bytes(v)
+                    .unwrap_or_else(|e| panic!("a checked value {v:02x?} does not decode: {e:?}"))),
+                Err(e) => Err(e),
+            };
+            results.push((rec.object, rec.property, rec.array_index, outcome));
+        }
+        targets.push(results);
+    }
+    unreachable!("a parse that consumes nothing")
 }
 
 /// One service body through codec `T`.
@@ -242,11 +303,12 @@ mod tests {
 
     type Check = fn(&[u8]);
 
-    const TARGETS: [(&str, Check); 7] = [
+    const TARGETS: [(&str, Check); 8] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),
         ("value", check_value),
+        ("read_records", check_read_records),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),

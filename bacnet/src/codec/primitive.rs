@@ -254,6 +254,21 @@ fn dbcs_encoding(code_page: u16) -> Result<&'static encoding_rs::Encoding, Chars
 }
 
 impl CharacterString {
+    /// The character set, the DBCS code page (0 for other sets) and the
+    /// string's octets of a CharacterString's content octets, checked as
+    /// decoding checks them.
+    pub fn parts(content: &[u8], at: usize) -> Result<(CharacterSet, u16, &[u8]), DecodeError> {
+        let (&set, rest) = content.split_first().ok_or(bad_len(at, "a CharacterString with a set octet"))?;
+        let charset = CharacterSet(set);
+        if charset == CharacterSet::IBM_MICROSOFT_DBCS {
+            if rest.len() < 2 {
+                return Err(bad_len(at, "a DBCS CharacterString with a code page"));
+            }
+            return Ok((charset, u16::from_be_bytes([rest[0], rest[1]]), &rest[2..]));
+        }
+        Ok((charset, 0, rest))
+    }
+
     /// A UTF-8 string, the set every current device should accept.
     pub fn utf8(s: &str) -> Self {
         CharacterString { charset: CharacterSet::UTF_8, code_page: 0, bytes: s.as_bytes().to_vec() }
@@ -354,16 +369,8 @@ impl Primitive for CharacterString {
     const APP_TAG: u8 = app::CHARACTER_STRING;
     const NAME: &'static str = "a CharacterString";
     fn decode_content(content: &[u8], at: usize) -> Result<Self, DecodeError> {
-        let (&set, rest) = content.split_first().ok_or(bad_len(at, "a CharacterString with a set octet"))?;
-        let charset = CharacterSet(set);
-        if charset == CharacterSet::IBM_MICROSOFT_DBCS {
-            if rest.len() < 2 {
-                return Err(bad_len(at, "a DBCS CharacterString with a code page"));
-            }
-            let code_page = u16::from_be_bytes([rest[0], rest[1]]);
-            return Ok(CharacterString { charset, code_page, bytes: rest[2..].to_vec() });
-        }
-        Ok(CharacterString { charset, code_page: 0, bytes: rest.to_vec() })
+        let (charset, code_page, bytes) = CharacterString::parts(content, at)?;
+        Ok(CharacterString { charset, code_page, bytes: bytes.to_vec() })
     }
     fn encode_content(&self, out: &mut Vec<u8>) {
         out.push(self.charset.0);
@@ -383,6 +390,16 @@ pub struct BitString {
 }
 
 impl BitString {
+    /// The unused-bits count and the octets of a BitString's content
+    /// octets, checked as decoding checks them.
+    pub fn parts(content: &[u8], at: usize) -> Result<(u8, &[u8]), DecodeError> {
+        let (&unused, rest) = content.split_first().ok_or(bad_len(at, "a BitString with an unused-bits octet"))?;
+        if unused > 7 || (rest.is_empty() && unused != 0) {
+            return Err(DecodeError::OutOfRange { at, what: "BitString unused-bits count" });
+        }
+        Ok((unused, rest))
+    }
+
     /// A bit string of `len` bits, all clear.
     pub fn with_len(len: usize) -> Self {
         let nbytes = len.div_ceil(8);
@@ -437,11 +454,8 @@ impl Primitive for BitString {
     const APP_TAG: u8 = app::BIT_STRING;
     const NAME: &'static str = "a BitString";
     fn decode_content(content: &[u8], at: usize) -> Result<Self, DecodeError> {
-        let (&unused, rest) = content.split_first().ok_or(bad_len(at, "a BitString with an unused-bits octet"))?;
-        if unused > 7 || (rest.is_empty() && unused != 0) {
-            return Err(DecodeError::OutOfRange { at, what: "BitString unused-bits count" });
-        }
-        Ok(BitString { unused, bytes: rest.to_vec() })
+        let (unused, bytes) = BitString::parts(content, at)?;
+        Ok(BitString { unused, bytes: bytes.to_vec() })
     }
     fn encode_content(&self, out: &mut Vec<u8>) {
         out.push(self.unused);

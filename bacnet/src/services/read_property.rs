@@ -75,6 +75,30 @@ pub struct ReadPropertyAck {
     pub value: AnyValue,
 }
 
+impl ReadPropertyAck {
+    /// Append an acknowledgement's octets up to and including the opening
+    /// tag of its value, for a value that arrives already encoded (a
+    /// plugin's `read-encoded` answer): append the value's octets next,
+    /// then [`ReadPropertyAck::encode_tail`]. The result is what
+    /// [`ServiceCodec::encode`] writes for the same fields.
+    pub fn encode_head(
+        out: &mut Vec<u8>,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+    ) {
+        write_ctx(out, 0, &object);
+        write_ctx(out, 1, &property);
+        write_opt_ctx(out, 2, &array_index);
+        crate::codec::tag::write_opening(out, 3);
+    }
+
+    /// Close what [`ReadPropertyAck::encode_head`] opened.
+    pub fn encode_tail(out: &mut Vec<u8>) {
+        crate::codec::tag::write_closing(out, 3);
+    }
+}
+
 impl ServiceCodec for ReadPropertyAck {
     fn encode(&self, out: &mut Vec<u8>) {
         write_ctx(out, 0, &self.object);
@@ -91,5 +115,26 @@ impl ServiceCodec for ReadPropertyAck {
         let value = AnyValue::decode(r)?;
         expect_closing(r, 3, "end of property-value")?;
         Ok(ReadPropertyAck { object, property, array_index, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ObjectType, Value};
+
+    #[test]
+    fn an_ack_built_around_encoded_octets_is_the_ack_encoded_whole() {
+        let object = ObjectIdentifier { object_type: ObjectType::ANALOG_INPUT, instance: 7 };
+        for array_index in [None, Some(3)] {
+            let value = AnyValue::from(Value::Real(12.5));
+            let whole =
+                ReadPropertyAck { object, property: PropertyIdentifier::PRESENT_VALUE, array_index, value }.to_vec();
+            let mut built = Vec::new();
+            ReadPropertyAck::encode_head(&mut built, object, PropertyIdentifier::PRESENT_VALUE, array_index);
+            Value::Real(12.5).encode(&mut built);
+            ReadPropertyAck::encode_tail(&mut built);
+            assert_eq!(built, whole);
+        }
     }
 }

@@ -152,6 +152,17 @@ pub enum ModelError {
     },
 }
 
+/// How a model answered [`ObjectModel::read_encoded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodedRead {
+    /// The value's encoding was appended to the buffer.
+    Value,
+    /// The property's BACnet Error; nothing was appended.
+    Error(BacnetError),
+    /// This model has no encoded reads: the server uses [`ObjectModel::read`].
+    Unsupported,
+}
+
 /// A device's object model, as the server calls it. Implementations must
 /// answer every read target with its own list of results (ALL, REQUIRED and
 /// OPTIONAL expanded), and every write with one result per write; the
@@ -166,6 +177,20 @@ pub trait ObjectModel: Send + Sync + 'static {
         &self,
         targets: &[PropertyTarget],
     ) -> impl Future<Output = Result<Vec<Vec<PropertyRead>>, ModelError>> + Send;
+    /// Read one property (never ALL, REQUIRED or OPTIONAL) and append its
+    /// value's application-tagged encoding to `out`, checked well-formed:
+    /// the ReadProperty fast path, which builds no [`AnyValue`]. A model
+    /// without it answers [`EncodedRead::Unsupported`] (the default) and the
+    /// server falls back to [`ObjectModel::read`]. On an error `out` is
+    /// left as it was.
+    fn read_encoded(
+        &self,
+        target: PropertyTarget,
+        out: &mut Vec<u8>,
+    ) -> impl Future<Output = Result<EncodedRead, ModelError>> + Send {
+        let _ = (target, out);
+        async { Ok(EncodedRead::Unsupported) }
+    }
     /// Apply writes in order.
     fn write(
         &self,

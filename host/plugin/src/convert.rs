@@ -236,6 +236,18 @@ pub fn level_from_wit(l: LogLevel) -> tracing::Level {
     }
 }
 
+/// A log level as a 0.2.0 component names it (the same enum).
+pub fn level_from_wit_v2(l: super::bindings::v2::trellis::bacnet::host::LogLevel) -> tracing::Level {
+    use super::bindings::v2::trellis::bacnet::host::LogLevel as L2;
+    level_from_wit(match l {
+        L2::Trace => LogLevel::Trace,
+        L2::Debug => LogLevel::Debug,
+        L2::Info => LogLevel::Info,
+        L2::Warn => LogLevel::Warn,
+        L2::Error => LogLevel::Error,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,14 +2,16 @@
 //! model may call while it runs (log, clock, change notifications).
 //!
 //! Shaped like wasmtime's own WASI interfaces: [`HostImports`] is the state,
-//! the generated `Host` trait is implemented on it, and [`add_to_linker`]
+//! the generated `Host` traits are implemented on it, and [`add_to_linker`]
 //! wires it into a [`Linker`]. Every import is cheap and returns at once.
+//! The interface is the same in `trellis:bacnet@0.1.0` and `@0.2.0`; both
+//! names are linked, to the same functions.
 //!
 //! An import must never block, never call back into the plugin, and never
 //! fail: a host import that traps would kill the instance for the host's
 //! mistake. Bad input (an out-of-range object identifier) is dropped.
 
-use super::bindings::{ObjectModelPlugin, host, types as wit};
+use super::bindings::{host, types as wit, v1, v2};
 use super::convert;
 use super::log::PluginLog;
 use super::state::PluginState;
@@ -53,7 +55,28 @@ impl host::Host for HostImports {
 
 impl wit::Host for HostImports {}
 
-/// Add the `host` interface (and the shared `types`) to `linker`.
+/// The 0.2.0 names of the same imports.
+impl v2::trellis::bacnet::host::Host for HostImports {
+    fn log(&mut self, level: v2::trellis::bacnet::host::LogLevel, message: String) {
+        self.log.line(convert::level_from_wit_v2(level), "log", &message);
+    }
+
+    fn now(&mut self) -> wit::Datetime {
+        host::Host::now(self)
+    }
+
+    fn values_changed(&mut self, objects: Vec<wit::ObjectId>) {
+        host::Host::values_changed(self, objects)
+    }
+
+    fn objects_changed(&mut self) {
+        host::Host::objects_changed(self)
+    }
+}
+
+/// Add the `host` interface (and the shared `types`), under both package
+/// versions, to `linker`.
 pub fn add_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-    ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)
+    v1::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)?;
+    v2::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)
 }

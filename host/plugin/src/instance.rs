@@ -19,7 +19,7 @@
 //!
 //! Failure handling. A call that traps, overruns its deadline or hits the
 //! memory limit fails with the matching [`ModelError`]; the instance is then
-//! dropped and re-instantiated from the [`ObjectModelPluginPre`] (microseconds
+//! dropped and re-instantiated from the pre-instantiated component (microseconds
 //! with the pooling allocator) according to the [`RestartPolicy`] — at once
 //! the first time, with back-off after repeated failures (calls meanwhile
 //! fail fast with `Restarting`, naming the failure), and finally not at all:
@@ -45,7 +45,7 @@
 //! guest while holding the lock, or answer a write as done before it is in
 //! the journal.
 
-use super::bindings::{ObjectModelPlugin, ObjectModelPluginPre, types as wit};
+use super::bindings::{types as wit, v1, v2};
 use super::convert::{self, Contract};
 use super::engine::PluginEngine;
 use super::host_imports::HostImports;
@@ -54,6 +54,7 @@ use super::log::PluginLog;
 use super::restart::{RestartPolicy, Restarts, Verdict};
 use super::state::PluginState;
 use super::wasi::{self, DataDir};
+use bacnet::read_records::ReadRecords;
 use bacnet::services::BacnetError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,7 +62,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, MutexGuard};
 use trellis_model::{
-    ChangeFeed, DateTime, HostClock, ModelError, ObjectInfo, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
+    ChangeFeed, DateTime, EncodedRead, HostClock, ModelError, ObjectInfo, PluginInfo, PropertyRead, PropertyTarget,
+    PropertyWrite,
 };
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap};
@@ -80,7 +82,7 @@ pub struct Spec {
     /// The engine (kept alive, with its ticker, by every instance).
     pub engine: PluginEngine,
     /// The linked, pre-instantiated component.
-    pub pre: ObjectModelPluginPre<PluginState>,
+    pub pre: Pre,
     /// Memory, table and instance limits.
     pub limits: Limits,
     /// Wall-clock limit of one call.
@@ -97,6 +99,38 @@ pub struct Spec {
     pub restart: RestartPolicy,
     /// Longest time between snapshots while only ticks change state.
     pub snapshot_interval: Duration,
+}
+
+/// A linked, pre-instantiated component, by the interface version it
+/// exports.
+pub enum Pre {
+    /// `trellis:bacnet/object-model@0.1.0`.
+    V1(v1::ObjectModelPluginPre<PluginState>),
+    /// `trellis:bacnet/object-model@0.2.0`.
+    V2(v2::ObjectModelPluginPre<PluginState>),
+}
+
+impl Pre {
+    /// The package the component exports, as WIT names it.
+    pub fn interface(&self) -> &'static str {
+        match self {
+            Pre::V1(_) => "trellis:bacnet@0.1.0",
+            Pre::V2(_) => "trellis:bacnet@0.2.0",
+        }
+    }
+
+    async fn instantiate(&self, store: &mut Store<PluginState>) -> wasmtime::Result<Plugin> {
+        Ok(match self {
+            Pre::V1(pre) => Plugin::V1(pre.instantiate_async(store).await?),
+            Pre::V2(pre) => Plugin::V2(pre.instantiate_async(store).await?),
+        })
+    }
+}
+
+/// An instantiated component, by interface version.
+enum Plugin {
+    V1(v1::ObjectModelPlugin),
+    V2(v2::ObjectModelPlugin),
 }
 
 /// How an instance is doing, readable without its lock.
@@ -159,7 +193,7 @@ pub struct Instance {
 /// A running component.
 struct Live {
     store: Store<PluginState>,
-    plugin: ObjectModelPlugin,
+    plugin: Plugin,
 }
 
 /// One export call, with its arguments in WIT types.
@@ -167,6 +201,8 @@ enum Call<'a> {
     Describe,
     Objects,
     Read(&'a [wit::PropertyRef]),
+    /// 0.2.0 only.
+    ReadEncoded(&'a [wit::PropertyRef]),
     Write(&'a [wit::WriteRequest]),
     Tick(wit::Datetime),
     Export,
@@ -178,28 +214,59 @@ enum Answer {
     Describe(wit::PluginInfo),
     Objects(Vec<wit::ObjectInfo>),
     Read(Vec<Vec<wit::ReadResult>>),
+    ReadEncoded(Vec<u8>),
     Write(Vec<Result<(), wit::BacnetError>>),
     Tick,
     Export(Vec<u8>),
     Import(Result<(), String>),
 }
 
-impl Live {
-    async fn run(&mut self, call: Call<'_>) -> wasmtime::Result<Answer> {
-        let m = self.plugin.trellis_bacnet_object_model();
-        let s = &mut self.store;
-        Ok(match call {
-            Call::Describe => Answer::Describe(m.call_describe(s).await?),
-            Call::Objects => Answer::Objects(m.call_objects(s).await?),
-            Call::Read(refs) => Answer::Read(m.call_read_properties(s, refs).await?),
-            Call::Write(writes) => Answer::Write(m.call_write_properties(s, writes).await?),
+/// One export call on either version's exports (their functions are the
+/// same but for 0.2.0's `read-encoded`, whose arm is given).
+macro_rules! run_call {
+    ($m:expr, $s:expr, $call:expr, $read_encoded:expr) => {{
+        let (m, s) = ($m, $s);
+        Ok(match $call {
+            Call::Describe => Answer::Describe(m.call_describe(&mut *s).await?),
+            Call::Objects => Answer::Objects(m.call_objects(&mut *s).await?),
+            Call::Read(refs) => Answer::Read(m.call_read_properties(&mut *s, refs).await?),
+            Call::ReadEncoded(refs) => $read_encoded(m, s, refs).await?,
+            Call::Write(writes) => Answer::Write(m.call_write_properties(&mut *s, writes).await?),
             Call::Tick(now) => {
-                m.call_tick(s, now).await?;
+                m.call_tick(&mut *s, now).await?;
                 Answer::Tick
             }
-            Call::Export => Answer::Export(m.call_export_state(s).await?),
-            Call::Import(state) => Answer::Import(m.call_import_state(s, state).await?),
+            Call::Export => Answer::Export(m.call_export_state(&mut *s).await?),
+            Call::Import(state) => Answer::Import(m.call_import_state(&mut *s, state).await?),
         })
+    }};
+}
+
+impl Live {
+    async fn run(&mut self, call: Call<'_>) -> wasmtime::Result<Answer> {
+        let s = &mut self.store;
+        match &self.plugin {
+            Plugin::V1(p) => run_call!(
+                p.trellis_bacnet_object_model(),
+                s,
+                call,
+                // `Instance::read_encoded` never asks a 0.1.0 instance.
+                async |_, _, _| -> wasmtime::Result<Answer> {
+                    Err(wasmtime::format_err!("read-encoded is not in trellis:bacnet@0.1.0"))
+                }
+            ),
+            Plugin::V2(p) => run_call!(
+                p.trellis_bacnet_object_model(),
+                s,
+                call,
+                async |m: &v2::exports::trellis::bacnet::object_model::Guest,
+                       s: &mut Store<PluginState>,
+                       refs|
+                       -> wasmtime::Result<Answer> {
+                    Ok(Answer::ReadEncoded(m.call_read_encoded(s, refs).await?))
+                }
+            ),
+        }
     }
 }
 
@@ -274,6 +341,11 @@ impl Instance {
         &self.info
     }
 
+    /// The interface the component exports.
+    pub fn interface(&self) -> &'static str {
+        self.spec.pre.interface()
+    }
+
     /// The clock this instance reads.
     pub fn clock(&self) -> &HostClock {
         &self.spec.clock
@@ -306,6 +378,22 @@ impl Instance {
         core.refs = refs;
         let Answer::Read(r) = answer? else { unreachable!() };
         self.convert(convert::reads_from_wit(r, targets.len()))
+    }
+
+    /// `read-encoded` of one target, its value's octets appended to `out`
+    /// after the core checked them; `Unsupported` for a 0.1.0 component.
+    pub async fn read_encoded(&self, target: PropertyTarget, out: &mut Vec<u8>) -> Result<EncodedRead, ModelError> {
+        if matches!(self.spec.pre, Pre::V1(_)) {
+            return Ok(EncodedRead::Unsupported);
+        }
+        let mut core = self.ready().await?;
+        let mut refs = std::mem::take(&mut core.refs);
+        refs.clear();
+        refs.push(convert::target_to_wit(&target));
+        let answer = self.call(&mut core, Call::ReadEncoded(&refs)).await;
+        core.refs = refs;
+        let Answer::ReadEncoded(records) = answer? else { unreachable!() };
+        self.convert(one_encoded_read(&records, target, out))
     }
 
     /// `write-properties`: one result per write. What the plugin accepted is
@@ -348,6 +436,14 @@ impl Instance {
         let Answer::Export(state) = self.call(&mut core, Call::Export).await? else { unreachable!() };
         self.keep_snapshot(&mut core, Arc::from(state.as_slice()));
         Ok(state)
+    }
+
+    /// What a fresh instance would start from: the last snapshot and the
+    /// writes accepted since. For a successor when this instance cannot
+    /// export (it is disabled, backing off, or traps in `export-state`).
+    pub async fn saved_state(&self) -> (Option<Arc<[u8]>>, Vec<PropertyWrite>) {
+        let core = self.core.lock().await;
+        (core.snapshot.clone(), core.journal.clone())
     }
 
     /// `import-state`; the inner error is the plugin's refusal.
@@ -513,11 +609,8 @@ impl Instance {
         store.epoch_deadline_trap();
         store.set_epoch_deadline(spec.engine.ticks_for(spec.deadline));
         spec.log.begin_call();
-        let plugin = spec
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
+        let plugin =
+            spec.pre.instantiate(&mut store).await.map_err(|e| classify(spec, &e, store.data().limiter.hits()))?;
         core.live = Some(Live { store, plugin });
         if std::mem::replace(&mut core.started, true) {
             self.health.restarts.fetch_add(1, Ordering::Relaxed);
@@ -608,6 +701,32 @@ impl Instance {
     }
 }
 
+/// The one result `records` holds for `target`, checked: its value appended
+/// to `out`, or its error.
+fn one_encoded_read(records: &[u8], target: PropertyTarget, out: &mut Vec<u8>) -> Result<EncodedRead, Contract> {
+    let bad = |e: bacnet::DecodeError| Contract(format!("read-encoded answered records that do not parse: {e}"));
+    let mut r = ReadRecords::new(records);
+    let count = r.count().map_err(bad)?;
+    if count != 1 {
+        return Err(Contract(format!("read-encoded answered {count} results for one property")));
+    }
+    let record = r.result().map_err(bad)?;
+    r.finish().map_err(bad)?;
+    if (record.object, record.property, record.array_index) != (target.object, target.property, target.array_index) {
+        return Err(Contract(format!(
+            "read-encoded answered {} property {} for {} property {}",
+            record.object, record.property.0, target.object, target.property.0
+        )));
+    }
+    Ok(match record.outcome {
+        Ok(value) => {
+            out.extend_from_slice(value);
+            EncodedRead::Value
+        }
+        Err(e) => EncodedRead::Error(e),
+    })
+}
+
 /// What kind of failure `e` was, given what the limiter refused meanwhile.
 fn classify(spec: &Spec, e: &wasmtime::Error, hits: LimitHits) -> ModelError {
     let plugin = spec.name.to_string();
@@ -630,4 +749,48 @@ fn classify(spec: &Spec, e: &wasmtime::Error, hits: LimitHits) -> ModelError {
     };
     let detail = detail.replace(['\r', '\n'], " ");
     ModelError::Trapped { plugin, detail: super::log::truncate(&detail, 1024).to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bacnet::read_records::{write_count, write_result};
+    use bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier as P, Value};
+
+    const AV1: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance: 1 };
+
+    fn target(property: P) -> PropertyTarget {
+        PropertyTarget { object: AV1, property, array_index: None }
+    }
+
+    fn records(results: &[(P, Result<bacnet::AnyValue, BacnetError>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_count(&mut out, results.len() as u32);
+        for (p, r) in results {
+            write_result(&mut out, AV1, *p, None, r.as_ref());
+        }
+        out
+    }
+
+    #[test]
+    fn one_result_for_the_target_is_appended() {
+        let mut out = vec![9];
+        let r = records(&[(P::PRESENT_VALUE, Ok(Value::Real(1.0).into()))]);
+        assert_eq!(one_encoded_read(&r, target(P::PRESENT_VALUE), &mut out), Ok(EncodedRead::Value));
+        assert_eq!(out, [9, 0x44, 0x3F, 0x80, 0, 0]);
+    }
+
+    #[test]
+    fn answers_that_break_the_contract_name_what_was_wrong() {
+        let mut out = Vec::new();
+        let two = records(&[(P::PRESENT_VALUE, Ok(Value::Null.into())), (P::OBJECT_NAME, Ok(Value::Null.into()))]);
+        let e = one_encoded_read(&two, target(P::PRESENT_VALUE), &mut out).unwrap_err();
+        assert!(e.0.contains("2 results for one property"), "{}", e.0);
+        let other = records(&[(P::OBJECT_NAME, Ok(Value::Null.into()))]);
+        let e = one_encoded_read(&other, target(P::PRESENT_VALUE), &mut out).unwrap_err();
+        assert!(e.0.contains("answered analog-value"), "{}", e.0);
+        let e = one_encoded_read(&[1, 0, 0], target(P::PRESENT_VALUE), &mut out).unwrap_err();
+        assert!(e.0.contains("do not parse"), "{}", e.0);
+        assert!(out.is_empty(), "nothing appended on a broken answer");
+    }
 }

@@ -72,7 +72,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use trellis_model::{
-    DateTime, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
+    DateTime, EncodedRead, ModelError, ObjectInfo, ObjectModel, PluginInfo, PropertyRead, PropertyTarget, PropertyWrite,
 };
 use wasmtime::component::Linker;
 
@@ -234,8 +234,20 @@ impl PluginModel {
         host_imports::add_to_linker(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
         let pre = linker
             .instantiate_pre(&component)
-            .and_then(bindings::ObjectModelPluginPre::new)
-            .map_err(|e| fail(format!("does not fit world trellis:bacnet/object-model-plugin: {e:#}")))?;
+            .and_then(|pre| {
+                // The newest interface the component exports.
+                match bindings::v2::ObjectModelPluginPre::new(pre.clone()) {
+                    Ok(v2) => Ok(instance::Pre::V2(v2)),
+                    Err(_) => bindings::v1::ObjectModelPluginPre::new(pre).map(instance::Pre::V1),
+                }
+            })
+            .map_err(|e| {
+                fail(format!(
+                    "exports neither trellis:bacnet/object-model@0.2.0 nor @0.1.0 \
+                     (world object-model-plugin): {e:#}"
+                ))
+            })?;
+        let interface = pre.interface();
         let name: Arc<str> = config.name.as_str().into();
         let changes = config.changes.clone().unwrap_or_default();
         let spec = Arc::new(Spec {
@@ -253,7 +265,7 @@ impl PluginModel {
         });
         let instance = start_off_runtime(spec).map_err(|e| fail(e.to_string()))?;
         let info = instance.info();
-        tracing::info!(plugin = &*name, "loaded {} {} ({cache:?})", info.name, info.version);
+        tracing::info!(plugin = &*name, "loaded {} {} ({interface}, {cache:?})", info.name, info.version);
         Ok(PluginModel {
             inner: Arc::new(Inner {
                 name,
@@ -282,6 +294,12 @@ impl PluginModel {
     /// What the plugin said it is (its `describe`, asked once per instance).
     pub fn describe(&self) -> PluginInfo {
         self.active().info().clone()
+    }
+
+    /// The interface the running component exports, e.g.
+    /// "trellis:bacnet@0.2.0".
+    pub fn interface(&self) -> &'static str {
+        self.active().interface()
     }
 
     /// Whether the compiled component came from the cache.
@@ -346,12 +364,15 @@ impl PluginModel {
     async fn swap_here(&self, next: &PluginModel) -> Result<(PluginInfo, std::time::Duration), StateError> {
         let _w = self.inner.writes.write().await;
         let paused = std::time::Instant::now();
-        let state = self.active().export().await?;
+        let outgoing = self.active();
         let incoming = next.active();
-        incoming
-            .import(&state)
-            .await?
-            .map_err(|reason| StateError::Refused { plugin: next.inner.name.to_string(), reason })?;
+        let refused = |reason| StateError::Refused { plugin: next.inner.name.to_string(), reason };
+        match outgoing.export().await {
+            Ok(state) => incoming.import(&state).await?.map_err(refused)?,
+            // A broken plugin is what a swap is most needed for: the new
+            // version starts from what a restart would have started from.
+            Err(broken) => self.take_over_saved_state(&outgoing, &incoming, &broken).await?,
+        }
         let info = incoming.info().clone();
         let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
         let pause = paused.elapsed();
@@ -366,6 +387,34 @@ impl PluginModel {
         // The new version's objects may differ: the object list is read again.
         self.inner.changes.objects_changed();
         Ok((info, pause))
+    }
+
+    /// Hand `incoming` the state `outgoing` would restart from (its last
+    /// snapshot and the writes accepted since), because `outgoing` could not
+    /// export its own (`broken`).
+    async fn take_over_saved_state(
+        &self,
+        outgoing: &Instance,
+        incoming: &Instance,
+        broken: &ModelError,
+    ) -> Result<(), StateError> {
+        let (snapshot, journal) = outgoing.saved_state().await;
+        if let Some(state) = &snapshot {
+            incoming
+                .import(state)
+                .await?
+                .map_err(|reason| StateError::Refused { plugin: incoming.info().name.clone(), reason })?;
+        }
+        let refused =
+            if journal.is_empty() { 0 } else { incoming.write(&journal).await?.iter().filter(|r| r.is_err()).count() };
+        tracing::warn!(
+            plugin = &*self.inner.name,
+            "swapping out a plugin that could not export its state ({broken}): the new version starts from {}, \
+             with {} journaled writes replayed ({refused} refused)",
+            if snapshot.is_some() { "the last snapshot" } else { "scratch" },
+            journal.len(),
+        );
+        Ok(())
     }
 
     /// Restart the plugin in a fresh instance (ReinitializeDevice): with its
@@ -421,6 +470,10 @@ impl ObjectModel for PluginModel {
 
     async fn read(&self, targets: &[PropertyTarget]) -> Result<Vec<Vec<PropertyRead>>, ModelError> {
         self.active().read(targets).await
+    }
+
+    async fn read_encoded(&self, target: PropertyTarget, out: &mut Vec<u8>) -> Result<EncodedRead, ModelError> {
+        self.active().read_encoded(target, out).await
     }
 
     async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {

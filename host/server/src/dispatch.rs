@@ -35,7 +35,7 @@ use bacnet::services::{
 use bacnet::tsm::Response;
 use bacnet::{ObjectIdentifier, Segmentation};
 use std::sync::atomic::AtomicU64;
-use trellis_model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
+use trellis_model::{EncodedRead, ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
 use trellis_net::DeviceAddress;
 
 /// An APDU to send back, and whether to broadcast it.
@@ -584,6 +584,9 @@ impl<M: ObjectModel> Server<M> {
             }));
         }
         let target = PropertyTarget { object: r.object, property: r.property, array_index: r.array_index };
+        if self.read_property_encoded(target, &mut answer).await? {
+            return Ok(answer);
+        }
         let mut lists = self.read_targets(&[target]).await?;
         let mut list = lists.pop().unwrap_or_default();
         if list.len() != 1 {
@@ -596,6 +599,30 @@ impl<M: ObjectModel> Server<M> {
         answer.clear();
         ReadPropertyAck { object, property: r.property, array_index: r.array_index, value }.encode(&mut answer);
         Ok(answer)
+    }
+
+    /// The fast path of ReadProperty: the model appends the value's octets
+    /// to the acknowledgement being built, and no value is built. Only for
+    /// an object of the model other than the Device object (whose
+    /// Property_List and protocol properties the host completes) and a
+    /// model that has encoded reads; `false` means: use `read_targets`.
+    async fn read_property_encoded(&self, target: PropertyTarget, answer: &mut Vec<u8>) -> Result<bool, Failure> {
+        let to_model = self.ids.inbound_target(target);
+        if to_model != target || to_model.object == self.ids.model {
+            return Ok(false);
+        }
+        answer.clear();
+        ReadPropertyAck::encode_head(answer, target.object, target.property, target.array_index);
+        match self.model.read_encoded(target, answer).await {
+            Ok(EncodedRead::Value) => {
+                ReadPropertyAck::encode_tail(answer);
+                Ok(true)
+            }
+            Ok(EncodedRead::Error(e)) => Err(Failure::Error(e)),
+            // A disabled plugin's objects are answered by the general path.
+            Ok(EncodedRead::Unsupported) | Err(ModelError::Disabled { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     async fn read_property_multiple(

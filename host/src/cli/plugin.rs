@@ -101,7 +101,10 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
         }
         Response::Status { devices } => {
             for d in devices {
-                println!("device {}: {}", d.device, d.plugin);
+                match &d.interface {
+                    Some(i) => println!("device {}: {} ({i})", d.device, d.plugin),
+                    None => println!("device {}: {}", d.device, d.plugin),
+                }
                 if let Some(h) = d.health {
                     println!("  {h}");
                 }

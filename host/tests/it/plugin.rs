@@ -9,7 +9,7 @@ use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use trellis::model::{ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
+use trellis::model::{EncodedRead, ModelError, ObjectModel, PropertyRead, PropertyTarget, PropertyWrite};
 use trellis::plugin::{
     CacheOutcome, EngineConfig, Limits, PluginConfig, PluginEngine, PluginModel, PoolConfig, RestartPolicy, builtin,
 };
@@ -433,4 +433,105 @@ async fn a_trap_in_the_constructor_is_reported_as_that_trap_with_its_message_not
         assert!(!e.contains("busy") && !e.contains('\n'), "call {call}: {e}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `demo-building` component as built against `trellis:bacnet@0.1.0`,
+/// before `read-encoded` (the fixture's README says from which commit).
+fn demo_building_0_1_0() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo-building-0.1.0.wasm")
+}
+
+async fn read_encoded(model: &impl ObjectModel, target: PropertyTarget) -> Result<EncodedRead, ModelError> {
+    let mut out = vec![0xEE];
+    let answer = model.read_encoded(target, &mut out).await?;
+    match answer {
+        EncodedRead::Value => assert_eq!(out[0], 0xEE, "appended, not overwritten"),
+        _ => assert_eq!(out, [0xEE], "nothing appended for {answer:?}"),
+    }
+    Ok(answer)
+}
+
+/// `read-encoded` answers exactly what `read-properties` answers, value for
+/// value and error for error.
+#[tokio::test]
+async fn an_encoded_read_answers_what_the_general_read_answers() {
+    let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("encoded")).unwrap();
+    assert_eq!(model.interface(), "trellis:bacnet@0.2.0");
+    write_real(&model, av(1), 21.25).await;
+    let prop = |object, property, array_index| PropertyTarget { object, property, array_index };
+    let targets = [
+        pv(av(1)),
+        prop(av(1), PropertyIdentifier::OBJECT_NAME, None),
+        prop(av(1), PropertyIdentifier::STATUS_FLAGS, None),
+        prop(av(1), PropertyIdentifier::PRIORITY_ARRAY, Some(8)),
+        prop(av(1), PropertyIdentifier::PRIORITY_ARRAY, None),
+        prop(av(1), PropertyIdentifier::OBJECT_NAME, Some(1)),
+        pv(av(999)),
+        prop(av(1), PropertyIdentifier(9999), None),
+    ];
+    for t in targets {
+        let general = model.read(&[t]).await.unwrap().remove(0).remove(0).outcome;
+        let mut out = Vec::new();
+        match (model.read_encoded(t, &mut out).await.unwrap(), general) {
+            (EncodedRead::Value, Ok(v)) => assert_eq!(AnyValue::from_bytes(&out).unwrap(), v, "{t:?}"),
+            (EncodedRead::Error(a), Err(b)) => assert_eq!(a, b, "{t:?}"),
+            (a, b) => panic!("{t:?}: encoded {a:?}, general {b:?}"),
+        }
+    }
+}
+
+/// A trap in `read-encoded` fails that read like any other call, and the
+/// restarted instance answers the next one with the written state.
+#[tokio::test]
+async fn a_trap_during_an_encoded_read_fails_that_read_and_the_instance_restarts() {
+    let model = load_misbehave("encoded-trap", RestartPolicy::default());
+    write_real(&model, av(1), 4.5).await;
+    let trapped = read_encoded(&model, pv(av(666))).await.expect_err("analog-value,666 traps");
+    assert!(matches!(trapped, ModelError::Trapped { .. }), "{trapped}");
+    assert_eq!(read_encoded(&model, pv(av(1))).await.unwrap(), EncodedRead::Value);
+    assert_eq!(read_one(&model, pv(av(1))).await.unwrap(), Value::Real(4.5).into());
+    assert_eq!(model.health().restarts, 1);
+}
+
+/// A component built against 0.1.0 loads, serves through the calls it has,
+/// and swaps with a 0.2.0 build of the same plugin both ways, state intact.
+#[tokio::test]
+async fn a_component_built_against_0_1_0_keeps_loading_and_swaps_with_0_2_0_both_ways() {
+    let old = PluginModel::load(engine(), demo_building_0_1_0().as_path(), PluginConfig::new("v1")).expect("load");
+    assert_eq!(old.interface(), "trellis:bacnet@0.1.0");
+    assert_eq!(old.describe().name, "demo-building");
+    assert_eq!(read_encoded(&old, pv(av(1))).await.unwrap(), EncodedRead::Unsupported);
+    write_real(&old, av(1), 19.5).await;
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
+
+    let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v2")).unwrap();
+    old.swap(&new).await.expect("0.1.0 → 0.2.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
+    let mut out = Vec::new();
+    assert_eq!(old.read_encoded(pv(av(1)), &mut out).await.unwrap(), EncodedRead::Value);
+    assert_eq!(AnyValue::from_bytes(&out).unwrap(), Value::Real(19.5).into());
+    write_real(&old, av(1), 20.0).await;
+
+    let back = PluginModel::load(engine(), demo_building_0_1_0().as_path(), PluginConfig::new("v1-again")).unwrap();
+    old.swap(&back).await.expect("0.2.0 → 0.1.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.1.0");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(20.0).into());
+}
+
+/// Swapping in a fixed version is what an operator does about a plugin
+/// that has been disabled: the swap does not need the broken instance to
+/// export; the new one starts from its snapshot and journal.
+#[tokio::test]
+async fn a_disabled_plugin_is_swapped_out_with_its_acknowledged_writes() {
+    let policy = RestartPolicy { immediate: 0, max_failures: 1, ..RestartPolicy::default() };
+    let broken = load_misbehave("broken", policy);
+    write_real(&broken, av(1), 8.75).await;
+    assert!(matches!(broken.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert!(broken.health().disabled);
+    assert!(broken.export_state().await.is_err(), "a disabled plugin cannot export");
+
+    let fixed = load_misbehave("fixed", RestartPolicy::default());
+    broken.swap(&fixed).await.expect("a swap from a disabled plugin");
+    assert!(!broken.health().disabled);
+    assert_eq!(read_one(&broken, pv(av(1))).await.unwrap(), Value::Real(8.75).into(), "the write survived");
 }
