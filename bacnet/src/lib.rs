@@ -26,6 +26,7 @@ pub mod error;
 pub mod mstp;
 pub mod npdu;
 pub mod read_records;
+pub mod router;
 pub mod services;
 pub mod tsm;
 pub mod value;

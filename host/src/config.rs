@@ -41,6 +41,16 @@
 //! answer_octets_per_second = 262144     # segmented-answer octets one IP address may draw per second; 0 = no bound
 //! answer_burst_octets = 524288          #   and at once after a quiet spell (more → Abort out-of-resources, counted)
 //!
+//! [[router.port]]                       # optional: a BACnet router (Clause 6) in the gateway,
+//! bind = "192.168.1.10/24"              #   with a B/IP port on network 1; a [[device]] bound to
+//! port = 47808                          #   the same address and port is served directly on it
+//! network = 1
+//!
+//! [[device]]
+//! virtual_network = 1001                # a device on virtual network 1001 behind the router:
+//! instance = 1001                       #   any number share the router's port (bind/port unused);
+//! plugin = "builtin:demo-building"      #   its MAC there is its instance in three octets
+//!
 //! [policy]                              # which plugin FILES may load (built-ins always may)
 //! trusted_keys = ["d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"]
 //! allow_unsigned = false                # true: load unsigned plugins too (development only!)
@@ -53,8 +63,9 @@
 //! signed by a trusted key, which none is. Signatures, manifests and the
 //! rules are described in [`crate::plugin::policy`].
 //!
-//! One device per B/IP port: several devices behind one port need the
-//! virtual network of the router, which is later work.
+//! One device per B/IP port, except behind the router: its B/IP ports may
+//! each have one device of their own, and any number of devices live on
+//! its virtual networks. The router runs on one thread with all of them.
 
 /// `[policy]` is the plugin runtime's: its rules live beside the check that
 /// enforces them.
@@ -75,6 +86,42 @@ pub struct Config {
     /// Which plugin files may load, and the most they may ask for.
     #[serde(default)]
     pub policy: PolicySection,
+    /// `[router]`: a BACnet router joining its B/IP ports and the
+    /// virtual networks of the devices behind it.
+    pub router: Option<RouterSection>,
+}
+
+/// `[router]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSection {
+    /// `[[router.port]]`: its B/IP ports.
+    #[serde(rename = "port")]
+    pub ports: Vec<RouterPortSection>,
+}
+
+/// One `[[router.port]]`: a B/IP port of the router.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouterPortSection {
+    /// `IP` or `IP/PREFIX` to bind.
+    #[serde(default = "default_bind")]
+    pub bind: String,
+    /// UDP port.
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// The network number of the B/IP network on this port (1..=65534).
+    pub network: u16,
+}
+
+impl RouterSection {
+    /// The router port a device bound to `bind`:`port` is served on, if any.
+    pub fn port_of(&self, d: &DeviceSection) -> Option<usize> {
+        if d.virtual_network.is_some() || d.mstp.is_some() {
+            return None;
+        }
+        self.ports.iter().position(|p| p.bind == d.bind && p.port == d.port)
+    }
 }
 
 /// `[engine]`.
@@ -135,6 +182,9 @@ pub struct DeviceSection {
     /// Serve on this MS/TP port instead of B/IP (`bind` and `port` are
     /// then unused).
     pub mstp: Option<MstpSection>,
+    /// Live on this virtual network behind the gateway's router (`[router]`)
+    /// instead of on a port of its own (`bind` and `port` are then unused).
+    pub virtual_network: Option<u16>,
 }
 
 /// `mstp = { … }` in a `[[device]]`: an MS/TP port on a serial device.
@@ -313,6 +363,7 @@ impl Default for DeviceSection {
             password: None,
             accept_time_sync: true,
             mstp: None,
+            virtual_network: None,
         }
     }
 }
@@ -361,6 +412,7 @@ impl Config {
             engine: EngineSection::default(),
             devices: vec![DeviceSection::default()],
             policy: PolicySection::default(),
+            router: None,
         }
     }
 
@@ -382,6 +434,33 @@ impl Config {
         self.policy.validate().map_err(anyhow::Error::msg)?;
         let mut ports = std::collections::HashSet::new();
         let mut serial = std::collections::HashSet::new();
+        let mut virtual_macs = std::collections::HashSet::new();
+        if let Some(router) = &self.router {
+            anyhow::ensure!(!router.ports.is_empty(), "[router] needs at least one [[router.port]]");
+            let mut networks = std::collections::HashSet::new();
+            let mut addresses = std::collections::HashSet::new();
+            for (i, p) in router.ports.iter().enumerate() {
+                let n = i + 1;
+                trellis_bip::BipConfig::from_cidr(&p.bind, p.port)
+                    .map_err(|e| anyhow::anyhow!("router port {n}: bind: {e}"))?;
+                anyhow::ensure!(
+                    (1..=65534).contains(&p.network) && networks.insert(p.network),
+                    "router port {n}: network must be 1..=65534 and differ from the other ports'"
+                );
+                anyhow::ensure!(
+                    p.port != 0 && addresses.insert((p.bind.clone(), p.port)),
+                    "router port {n}: {}:{} is 0 or used by another router port",
+                    p.bind,
+                    p.port
+                );
+            }
+            let routed_networks = router.ports.len()
+                + self.devices.iter().filter_map(|d| d.virtual_network).collect::<std::collections::HashSet<_>>().len();
+            anyhow::ensure!(
+                routed_networks >= 2,
+                "[router] joins networks: give it two [[router.port]]s, or devices with a virtual_network"
+            );
+        }
         for (i, d) in self.devices.iter().enumerate() {
             let n = i + 1;
             anyhow::ensure!(
@@ -396,6 +475,28 @@ impl Config {
             );
             anyhow::ensure!((1..=4096).contains(&d.memory_mb), "device {n}: memory_mb must be 1..=4096");
             anyhow::ensure!((1..=60_000).contains(&d.deadline_ms), "device {n}: deadline_ms must be 1..=60000");
+            if let Some(net) = d.virtual_network {
+                let Some(router) = &self.router else {
+                    anyhow::bail!(
+                        "device {n}: virtual_network {net} needs a [router] with at least one [[router.port]]"
+                    );
+                };
+                anyhow::ensure!(d.mstp.is_none(), "device {n}: a device is on MS/TP or on a virtual network, not both");
+                anyhow::ensure!(
+                    (1..=65534).contains(&net) && router.ports.iter().all(|p| p.network != net),
+                    "device {n}: virtual_network {net} must be 1..=65534 and not a router port's network"
+                );
+                anyhow::ensure!(
+                    d.instance.is_some(),
+                    "device {n}: a device on a virtual network needs its `instance` (its MAC there)"
+                );
+                let instance = d.instance.unwrap_or_default();
+                anyhow::ensure!(
+                    virtual_macs.insert((net, instance)),
+                    "device {n}: instance {instance} is already on virtual network {net}"
+                );
+                continue;
+            }
             if let Some(m) = &d.mstp {
                 anyhow::ensure!(!m.device.is_empty(), "device {n}: mstp.device must name a serial device");
                 anyhow::ensure!(m.max_master <= 127, "device {n}: mstp.max_master must be at most 127");

@@ -27,6 +27,10 @@ impl BipPort {
     pub fn local_addr(&self) -> std::net::SocketAddrV4 {
         self.handle.local_addr()
     }
+
+    pub(super) fn into_parts(self) -> (BipHandle, BipDriver) {
+        (self.handle, self.driver)
+    }
 }
 
 /// Bind the B/IP port `bip` names.

@@ -28,14 +28,18 @@ mod mstp;
 pub mod native;
 mod outbox;
 mod read_range;
+mod router_node;
 mod station;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
 pub use dispatch::{AnswerRoom, Reply, Server, ServerStats};
 pub use native::DeviceOnlyModel;
 
+/// The core router's counters, as a router node publishes them.
+pub use bacnet::router::RouterCounters;
 pub use endpoint::{BipPort, bind, serve, serve_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
+pub use router_node::{MAX_WIRE_ROUNDS, RouterBipPort, RouterNode, VirtualNetwork, serve_router, virtual_mac};
 
 use anyhow::Context;
 use bacnet::{ObjectIdentifier, ObjectType};

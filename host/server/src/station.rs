@@ -126,6 +126,9 @@ async fn send<L: Link>(
 struct LinkSink<L> {
     link: L,
     confirmed: mpsc::Sender<ConfirmedOut>,
+    /// Told when a confirmed notification is queued, for a station driven
+    /// by another loop (a router's, see [`Station::start_driven`]).
+    wake: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl<L: Link> NotificationSink for LinkSink<L> {
@@ -137,7 +140,11 @@ impl<L: Link> NotificationSink for LinkSink<L> {
     }
 
     fn confirmed(&self, to: DeviceAddress, body: Vec<u8>) -> bool {
-        self.confirmed.try_send((to, body)).is_ok()
+        let queued = self.confirmed.try_send((to, body)).is_ok();
+        if let Some(wake) = &self.wake {
+            wake.notify_one();
+        }
+        queued
     }
 }
 
@@ -176,6 +183,18 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
     /// A station for `server` on `link`; announces the device with an I-Am
     /// and starts its COV notifier.
     pub(super) async fn start(server: Arc<Server<M>>, link: L) -> Self {
+        Self::start_with(server, link, None).await
+    }
+
+    /// A station that another loop drives instead of [`run`](Self::run)
+    /// (a router's, which serves several stations on one task): `wake` is
+    /// told whenever the station has something to do that did not come in
+    /// through that loop (a ConfirmedCOVNotification queued).
+    pub(super) async fn start_driven(server: Arc<Server<M>>, link: L, wake: Arc<tokio::sync::Notify>) -> Self {
+        Self::start_with(server, link, Some(wake)).await
+    }
+
+    async fn start_with(server: Arc<Server<M>>, link: L, wake: Option<Arc<tokio::sync::Notify>>) -> Self {
         let everyone = link.broadcast_address();
         let _ = send(&link, &everyone, &server.i_am_apdu(), NetworkPriority::NORMAL, Delivery::Broadcast).await;
         let config = server.config();
@@ -187,7 +206,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         });
         let (confirmed_tx, confirmed) = mpsc::channel(CONFIRMED_QUEUE);
         let notifier =
-            tokio::spawn(run_notifier(server.clone(), LinkSink { link: link.clone(), confirmed: confirmed_tx }));
+            tokio::spawn(run_notifier(server.clone(), LinkSink { link: link.clone(), confirmed: confirmed_tx, wake }));
         Station {
             server,
             link,
@@ -211,24 +230,39 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         self.batch_started.unwrap_or_else(|| self.epoch.elapsed())
     }
 
+    /// When the next timer of either state machine is due.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        let next = [self.tsm.poll_timeout(), self.client.poll_timeout()].into_iter().flatten().min();
+        next.map(|d| self.epoch + d)
+    }
+
+    /// Start taking a batch: NPDUs go to [`on_npdu`](Self::on_npdu) until
+    /// [`end_intake`](Self::end_intake).
+    pub(super) fn begin_intake(&mut self) {
+        self.unconfirmed_in_batch = 0;
+        self.batch_started = Some(self.epoch.elapsed());
+    }
+
+    /// The batch is taken; executing it reads the clock again (a guest
+    /// call may take up to its deadline).
+    pub(super) fn end_intake(&mut self) {
+        self.batch_started = None;
+    }
+
     /// Serve until `inbound` is gone: wait for the port, a timer or a COV
     /// notification to send; take what the port has; answer it all; send.
     pub(super) async fn run(mut self, mut inbound: impl Inbound) {
         loop {
-            let next = [self.tsm.poll_timeout(), self.client.poll_timeout()].into_iter().flatten().min();
-            let deadline = next.map(|d| self.epoch + d);
+            let deadline = self.next_deadline();
             tokio::select! {
                 biased;
                 alive = inbound.ready() => {
                     if !alive {
                         return;
                     }
-                    self.unconfirmed_in_batch = 0;
-                    self.batch_started = Some(self.epoch.elapsed());
+                    self.begin_intake();
                     inbound.drain(&mut self, MAX_BATCH);
-                    // Executing reads the clock again: a guest call may take
-                    // up to its deadline.
-                    self.batch_started = None;
+                    self.end_intake();
                     self.execute_batch().await;
                     // Under sustained load the port is ready at every wake-up
                     // and wins the biased select: timers and queued
@@ -245,7 +279,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
 
     /// Run timers that came due and start queued ConfirmedCOVNotifications
     /// (what the other arms of the loop do when the port is not busy).
-    fn catch_up(&mut self, deadline: Option<Instant>) {
+    pub(super) fn catch_up(&mut self, deadline: Option<Instant>) {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             self.run_timers();
         }
@@ -273,7 +307,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
 
     /// Execute what the batch asked for, in order, each in place; the
     /// answers wait in the state machine for [`flush`](Self::flush).
-    async fn execute_batch(&mut self) {
+    pub(super) async fn execute_batch(&mut self) {
         let mut work = std::mem::take(&mut self.work);
         for w in work.drain(..) {
             match w {
@@ -315,7 +349,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
 
     /// Copy the state machine's counters where operators and tests read
     /// them ([`Server::stats`]); warn when admission control starts refusing.
-    fn publish_counters(&self) {
+    pub(super) fn publish_counters(&self) {
         let c = self.tsm.counters();
         let stats = self.server.stats();
         let before = stats.refused.swap(c.refused, Ordering::Relaxed);
@@ -428,7 +462,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         }
     }
 
-    async fn flush(&mut self) {
+    pub(super) async fn flush(&mut self) {
         while let Some((peer, apdu)) = self.tsm.poll_transmit() {
             // Nearly every request comes at normal priority: only look into
             // the APDU when one did not.

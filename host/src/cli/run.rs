@@ -77,33 +77,68 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         .map_err(anyhow::Error::from)?
         .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e:#}"))?;
     // Every device runs on a shard: its port, its requests and its plugin on
-    // one thread (crate::shard); this runtime keeps the admin socket.
-    let shards = crate::shard::Shards::start(config.engine.threads, config.devices.len())
+    // one thread (crate::shard); this runtime keeps the admin socket. The
+    // router, with every device behind it or on its ports, is one unit on
+    // one shard.
+    let router = config.router.clone();
+    let routed: Vec<bool> = config
+        .devices
+        .iter()
+        .map(|d| d.virtual_network.is_some() || router.as_ref().is_some_and(|r| r.port_of(d).is_some()))
+        .collect();
+    let units = routed.iter().filter(|r| !**r).count() + usize::from(router.is_some());
+    let shards = crate::shard::Shards::start(config.engine.threads, units)
         .map_err(|e| anyhow::anyhow!("cannot start the device threads: {e}"))?;
+    let mut next_unit = usize::from(router.is_some());
     let mut tasks = tokio::task::JoinSet::new();
     let mut swappable = std::collections::BTreeMap::new();
     let mut watched = Vec::new();
+    let router_ports = router.as_ref().map_or(0, |r| r.ports.len());
+    let mut port_devices: Vec<Option<std::sync::Arc<crate::server::Server<PluginModel>>>> = vec![None; router_ports];
+    let mut virtual_networks: std::collections::BTreeMap<u16, Vec<_>> = std::collections::BTreeMap::new();
     for (i, d) in config.devices.iter().enumerate() {
-        let shard = shards.for_device(i);
+        let shard = if routed[i] {
+            shards.for_device(0)
+        } else {
+            next_unit += 1;
+            shards.for_device(next_unit - 1)
+        };
         let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         model.set_home(shard.handle().clone());
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
         let server = build(model.clone(), server_config, d.vendor_id).await?;
         let instance = server.device_id().instance;
-        let (port, on) = match &d.mstp {
-            Some(m) => {
-                let port = bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?;
-                (Port::Mstp(Box::new(port)), format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac))
+        let (port, on) = if routed[i] {
+            let server = std::sync::Arc::new(server);
+            match (d.virtual_network, router.as_ref().and_then(|r| r.port_of(d))) {
+                (Some(net), _) => {
+                    virtual_networks.entry(net).or_default().push(server);
+                    (None, format!("virtual network {net} behind the router"))
+                }
+                (None, Some(p)) => {
+                    port_devices[p] = Some(server);
+                    let network = router.as_ref().map_or(0, |r| r.ports[p].network);
+                    (None, format!("BACnet/IP {}:{} (router port, network {network})", d.bind, d.port))
+                }
+                (None, None) => unreachable!("a routed device is on a virtual network or a router port"),
             }
-            None => {
-                // Bound inside the shard, so that its I/O driver polls the sockets.
-                let port = {
-                    let _in_shard = shard.enter();
-                    bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
-                };
-                let on = format!("BACnet/IP {}", port.local_addr());
-                (Port::Bip(port), on)
+        } else {
+            match &d.mstp {
+                Some(m) => {
+                    let port = bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?;
+                    let on = format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac);
+                    (Some((Port::Mstp(Box::new(port)), server)), on)
+                }
+                None => {
+                    // Bound inside the shard, so that its I/O driver polls the sockets.
+                    let port = {
+                        let _in_shard = shard.enter();
+                        bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
+                    };
+                    let on = format!("BACnet/IP {}", port.local_addr());
+                    (Some((Port::Bip(port), server)), on)
+                }
             }
         };
         eprintln!("trellis: device {instance} on {on} — plugin {} {} ({objects} objects)", info.name, info.version);
@@ -119,13 +154,38 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         {
             watched.push((instance, path));
         }
-        let serving = match port {
-            Port::Mstp(port) => shard.spawn(async move { serve_mstp_on(*port, server).await }),
-            Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
-        };
+        if let Some((port, server)) = port {
+            let serving = match port {
+                Port::Mstp(port) => shard.spawn(async move { serve_mstp_on(*port, server).await }),
+                Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
+            };
+            tasks.spawn(async move { serving.await? });
+        }
         let ticking = shard.spawn(tick(model, Duration::from_millis(d.tick_ms)));
-        tasks.spawn(async move { serving.await? });
         tasks.spawn(async move { ticking.await? });
+    }
+    if let Some(router) = &router {
+        let shard = shards.for_device(0);
+        let mut ports = Vec::new();
+        for (p, device) in router.ports.iter().zip(port_devices) {
+            let bip = trellis_bip::BipConfig::from_cidr(&p.bind, p.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
+            let port = {
+                let _in_shard = shard.enter();
+                bind_bip(&bip).with_context(|| format!("router port {}:{}", p.bind, p.port))?
+            };
+            eprintln!("trellis: router: network {} on BACnet/IP {}", p.network, port.local_addr());
+            ports.push(crate::server::RouterBipPort { port, network: p.network, device });
+        }
+        let virtual_networks: Vec<_> = virtual_networks
+            .into_iter()
+            .map(|(network, devices)| {
+                eprintln!("trellis: router: virtual network {network} with {} devices", devices.len());
+                crate::server::VirtualNetwork { network, devices }
+            })
+            .collect();
+        let node = crate::server::RouterNode { ports, virtual_networks, counters: Default::default() };
+        let serving = shard.spawn(async move { crate::server::serve_router(node).await });
+        tasks.spawn(async move { serving.await? });
     }
     // Hot swap through the local admin socket; every component goes through
     // the same signature and capability policy as at start-up.
@@ -162,11 +222,12 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             None
         }
     };
-    if config.devices.len() > 1 {
+    if units > 1 {
         eprintln!(
-            "trellis: {} devices on {} threads (one per core at most; [engine] threads)",
+            "trellis: {} devices on {} threads (one per core at most; [engine] threads{})",
             config.devices.len(),
-            shards.len()
+            shards.len(),
+            if router.is_some() { "; the router and the devices behind it share one" } else { "" }
         );
     }
     eprintln!("trellis: serving; Ctrl-C to stop");

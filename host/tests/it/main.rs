@@ -18,6 +18,7 @@ mod mstp;
 mod peers;
 mod plugin;
 mod read_range;
+mod router;
 mod scratch;
 mod segmentation;
 mod served;

@@ -110,6 +110,17 @@ impl BipDriver {
         }
     }
 
+    /// [`readable`](Self::readable) as a poll, for a task that waits on
+    /// several ports at once (a router).
+    pub fn poll_readable(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        if let Some(b) = &self.broadcast_rx
+            && let std::task::Poll::Ready(r) = b.poll_recv_ready(cx)
+        {
+            return std::task::Poll::Ready(r);
+        }
+        self.unicast.poll_recv_ready(cx)
+    }
+
     /// Take up to `max` datagrams waiting now, without waiting; each NPDU
     /// goes to `each` (malformed datagrams are dropped and counted, BBMD
     /// requests answered with their NAK). Returns how many datagrams were

@@ -1,0 +1,216 @@
+//! The gateway's router (Clause 6) end to end, over real UDP: the examples
+//! `virtual-network.toml` (ten devices behind one B/IP port) and
+//! `router.toml` (two B/IP networks and a virtual one), and the network
+//! layer's answers on the wire.
+//!
+//! ```text
+//! client ──Who-Is (DNET 1001, remote broadcast)──▶ router :P (network 1) ──▶ ten devices on network 1001
+//!        ◀──I-Am ×10, SNET 1001 SADR <instance>──
+//! client ──ReadProperty DNET 1001 DADR 0003ea──▶ router ──▶ device 1002 ──▶ ReadProperty-ACK, SNET/SADR ──▶ client
+//! ```
+
+use crate::gateway::Gateway;
+use crate::peers::free_port;
+use crate::scratch::Scratch;
+use bacnet::bvll::Bvll;
+use bacnet::enums::RejectMessageReason;
+use bacnet::npdu::{NetAddress, NetworkMessage, Npdu, NpduPayload};
+use bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::time::Duration;
+use trellis::client::{Client, ClientConfig, Destination, DeviceAddress, RemoteStation};
+
+async fn bind_client() -> Client {
+    let bip = trellis_bip::BipConfig::new(Ipv4Addr::LOCALHOST, 0);
+    Client::bind(ClientConfig { bip, ..Default::default() }).await.unwrap()
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name)).unwrap()
+}
+
+/// `port`'s device on network `net` with MAC `mac`, through the router at `port`.
+fn behind(port: u16, net: u16, mac: &[u8]) -> DeviceAddress {
+    DeviceAddress {
+        link: SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+        remote: Some(RemoteStation { net, mac: mac.to_vec() }),
+    }
+}
+
+fn bip_mac(port: u16) -> Vec<u8> {
+    let p = port.to_be_bytes();
+    vec![127, 0, 0, 1, p[0], p[1]]
+}
+
+fn device(instance: u32) -> ObjectIdentifier {
+    ObjectIdentifier::new(ObjectType::DEVICE, instance).unwrap()
+}
+
+fn start(name: &str, config: &str, scratch: &Scratch) -> Gateway {
+    let path = scratch.path(name);
+    std::fs::write(&path, config).unwrap();
+    Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_devices_on_a_virtual_network_answer_behind_one_port() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "virtual-network");
+    let port = free_port();
+    let gateway = start(
+        "virtual-network.toml",
+        &example("virtual-network.toml").replace("port = 47808", &format!("port = {port}")),
+        &scratch,
+    );
+    assert!(gateway.log().contains("virtual network 1001 with 10 devices"), "{}", gateway.log());
+    let client = bind_client().await;
+
+    // A Who-Is to every station of network 1001, through the router.
+    let everyone = behind(port, 1001, &[]);
+    let scan = client.who_is(Destination::Device(everyone), None, Duration::from_secs(2)).await.unwrap();
+    let mut found: Vec<(u32, DeviceAddress)> =
+        scan.collect().await.into_iter().map(|d| (d.i_am.device.instance, d.address)).collect();
+    found.sort();
+    let expected: Vec<(u32, DeviceAddress)> =
+        (1001..=1010).map(|i| (i, behind(port, 1001, &trellis::server::virtual_mac(i)))).collect();
+    assert_eq!(found, expected, "every device answers, from its own SNET/SADR");
+
+    // Each one answers a read of its own Device object through the router.
+    for (instance, address) in &expected {
+        let id = client
+            .read_property(address, device(*instance), PropertyIdentifier::OBJECT_IDENTIFIER, None)
+            .await
+            .unwrap_or_else(|e| panic!("device {instance}: {e}"));
+        assert_eq!(id, Value::ObjectIdentifier(device(*instance)).into());
+    }
+    // A write through the router reaches that device only.
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
+    let (first, second) = (&expected[0].1, &expected[1].1);
+    client
+        .write_property(first, av1, PropertyIdentifier::PRESENT_VALUE, None, Value::Real(26.5).into(), Some(8))
+        .await
+        .unwrap();
+    let read = |a: DeviceAddress| {
+        let client = &client;
+        async move { client.read_property(&a, av1, PropertyIdentifier::PRESENT_VALUE, None).await.unwrap() }
+    };
+    assert_eq!(read(first.clone()).await, Value::Real(26.5).into());
+    assert_ne!(read(second.clone()).await, Value::Real(26.5).into());
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_example_joins_two_ip_networks_and_a_virtual_one() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "router");
+    let (one, two) = (free_port(), free_port());
+    let config = example("router.toml")
+        .replace("port = 47808", &format!("port = {one}"))
+        .replace("port = 47809", &format!("port = {two}"));
+    let gateway = start("router.toml", &config, &scratch);
+    let client = bind_client().await;
+    let direct = |port| DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
+    let cases = [
+        ("device 100, on network 1, asked there", direct(one), 100),
+        ("device 200, on network 2, asked there", direct(two), 200),
+        ("device 200, from network 1", behind(one, 2, &bip_mac(two)), 200),
+        ("device 100, from network 2", behind(two, 1, &bip_mac(one)), 100),
+        ("device 300, from network 1", behind(one, 3, &trellis::server::virtual_mac(300)), 300),
+        ("device 300, from network 2", behind(two, 3, &trellis::server::virtual_mac(300)), 300),
+    ];
+    for (what, address, instance) in cases {
+        let id = client
+            .read_property(&address, device(instance), PropertyIdentifier::OBJECT_IDENTIFIER, None)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}\n{}", gateway.log()));
+        assert_eq!(id, Value::ObjectIdentifier(device(instance)).into(), "{what}");
+    }
+    drop(gateway);
+}
+
+/// Send one NPDU to the router as an Original-Unicast-NPDU and collect
+/// the network-layer messages it answers with for a while.
+fn ask(socket: &UdpSocket, router: u16, npdu: &Npdu<'_>) -> Vec<Vec<u8>> {
+    let mut n = Vec::new();
+    npdu.encode(&mut n).unwrap();
+    let mut datagram = Vec::new();
+    Bvll::OriginalUnicastNpdu(&n).encode(&mut datagram).unwrap();
+    socket.send_to(&datagram, (Ipv4Addr::LOCALHOST, router)).unwrap();
+    let mut answers = Vec::new();
+    let mut buf = [0u8; 1500];
+    while let Ok(len) = socket.recv(&mut buf) {
+        if let Ok(b) = Bvll::decode(&buf[..len])
+            && let Some(n) = b.npdu()
+        {
+            answers.push(n.to_vec());
+        }
+    }
+    answers
+}
+
+fn message<'a>(m: NetworkMessage<'a>, destination: Option<NetAddress<'a>>) -> Npdu<'a> {
+    Npdu {
+        destination,
+        source: None,
+        hop_count: 255,
+        expecting_reply: false,
+        priority: bacnet::enums::NetworkPriority::NORMAL,
+        payload: NpduPayload::Message(m),
+    }
+}
+
+fn messages(answers: &[Vec<u8>]) -> Vec<NetworkMessage<'_>> {
+    answers
+        .iter()
+        .filter_map(|a| match Npdu::decode(a) {
+            Ok(Npdu { payload: NpduPayload::Message(m), .. }) => Some(m),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_network_layer_answers_on_the_wire() {
+    let scratch = Scratch::new("router", "network-layer");
+    let port = free_port();
+    let config = format!(
+        "[[router.port]]\nport = {port}\nnetwork = 5\n\n\
+         [[device]]\nvirtual_network = 6\ninstance = 77\nplugin = \"builtin:demo-building\"\npassword = \"x\"\n"
+    );
+    let gateway = start("gateway.toml", &config, &scratch);
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+
+    let answers = ask(&socket, port, &message(NetworkMessage::WhoIsRouterToNetwork(None), None));
+    let nets: Vec<Vec<u16>> = messages(&answers)
+        .into_iter()
+        .filter_map(|m| match m {
+            NetworkMessage::IAmRouterToNetwork(l) => Some(l.iter().collect()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nets, [vec![6]], "I-Am-Router-To-Network for the virtual network\n{}", gateway.log());
+
+    let answers = ask(&socket, port, &message(NetworkMessage::WhatIsNetworkNumber, None));
+    assert!(
+        messages(&answers).contains(&NetworkMessage::NetworkNumberIs { net: 5, configured: true }),
+        "{answers:02x?}"
+    );
+
+    let to_nowhere = Npdu {
+        destination: Some(NetAddress { net: 999, mac: &[1] }),
+        payload: NpduPayload::Apdu(&[0x10, 0x08]),
+        ..message(NetworkMessage::WhatIsNetworkNumber, None)
+    };
+    let answers = ask(&socket, port, &to_nowhere);
+    assert!(
+        messages(&answers).contains(&NetworkMessage::RejectMessageToNetwork {
+            reason: RejectMessageReason::NOT_DIRECTLY_CONNECTED,
+            net: 999
+        }),
+        "{answers:02x?}"
+    );
+    drop(gateway);
+}
