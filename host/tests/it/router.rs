@@ -214,3 +214,42 @@ fn the_network_layer_answers_on_the_wire() {
     );
     drop(gateway);
 }
+
+/// bacpypes3 and the rusty-bacnet wheel as clients of devices on our
+/// virtual network: bacpypes3 by route-aware address (NET:MAC@router),
+/// rusty by a global Who-Is and reads by instance through the router that
+/// forwarded the I-Ams.
+#[test]
+fn third_party_clients_reach_the_devices_behind_the_router() {
+    let scratch = Scratch::new("router", "peers");
+    let port = free_port();
+    // /8: the router also listens on the broadcast address, so rusty's
+    // global Who-Is (sent there, from the same port on another address) arrives.
+    let config = format!(
+        "[[router.port]]\nbind = \"127.0.0.1/8\"\nport = {port}\nnetwork = 1\n\n\
+         [[device]]\nvirtual_network = 1001\ninstance = 1001\npassword = \"x\"\n\n\
+         [[device]]\nvirtual_network = 1001\ninstance = 1002\npassword = \"x\"\n"
+    );
+    let gateway = start("gateway.toml", &config, &scratch);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/routed_client.py");
+    for (stack, local) in [("bacpypes3", format!("127.0.0.3:{}", free_port())), ("rusty", format!("127.0.0.4:{port}"))]
+    {
+        let output = std::process::Command::new(crate::peers::python())
+            .arg(&script)
+            .args(["--stack", stack, "--router", &format!("127.0.0.1:{port}"), "--network", "1001"])
+            .args(["--devices", "1001,1002", "--local", &local])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("start routed_client.py");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("\"step\": \"summary\", \"ok\": true"),
+            "{stack}:\n{stdout}\n{}\ngateway:\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            gateway.log()
+        );
+        let steps = stdout.lines().filter(|l| l.contains("\"ok\": true")).count();
+        assert!(steps >= 3, "{stack} ran its steps:\n{stdout}");
+    }
+    drop(gateway);
+}
