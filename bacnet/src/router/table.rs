@@ -118,18 +118,20 @@ pub struct RoutingTable {
     routes: BTreeMap<u16, Route>,
     learned: usize,
     max_learned: usize,
+    version: u64,
 }
 
 impl RoutingTable {
     /// An empty table that learns at most `max_learned` routes.
     pub fn new(max_learned: usize) -> Self {
-        RoutingTable { routes: BTreeMap::new(), learned: 0, max_learned }
+        RoutingTable { routes: BTreeMap::new(), learned: 0, max_learned, version: 0 }
     }
 
     /// Add a directly connected network or a configured route (replacing a
     /// learned route to the same network).
     pub fn set(&mut self, net: u16, port: PortId, next_hop: Option<Mac>) {
         let origin = if next_hop.is_some() { RouteOrigin::Configured } else { RouteOrigin::Direct };
+        self.version += 1;
         let old = self.routes.insert(net, Route { port, next_hop, origin, busy_until: None });
         if old.is_some_and(|r| r.origin == RouteOrigin::Learned) {
             self.learned -= 1;
@@ -144,6 +146,7 @@ impl RoutingTable {
             Some(r) if r.port == port && r.next_hop == Some(router) => Learned::Unchanged,
             Some(r) => {
                 *r = Route { port, next_hop: Some(router), origin: RouteOrigin::Learned, busy_until: None };
+                self.version += 1;
                 Learned::Changed
             }
             None if self.learned >= self.max_learned => Learned::Full,
@@ -153,6 +156,7 @@ impl RoutingTable {
                     Route { port, next_hop: Some(router), origin: RouteOrigin::Learned, busy_until: None },
                 );
                 self.learned += 1;
+                self.version += 1;
                 Learned::Changed
             }
         }
@@ -180,6 +184,7 @@ impl RoutingTable {
         now: Duration,
         changed: &mut alloc::vec::Vec<u16>,
     ) {
+        let before = changed.len();
         let mut apply = |net: u16, r: &mut Route| {
             if r.port == port && r.next_hop == Some(router) && r.is_busy(now) != until.is_some() {
                 r.busy_until = until;
@@ -200,6 +205,9 @@ impl RoutingTable {
                 apply(*net, r);
             }
         }
+        if changed.len() > before {
+            self.version += 1;
+        }
     }
 
     /// The earliest time a busy route becomes available again.
@@ -212,8 +220,15 @@ impl RoutingTable {
         for r in self.routes.values_mut() {
             if r.busy_until.is_some_and(|t| t <= now) {
                 r.busy_until = None;
+                self.version += 1;
             }
         }
+    }
+
+    /// A number that changes whenever a route or its busy state does (for
+    /// publishing the table only when it changed).
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Learned routes now in the table.

@@ -57,6 +57,9 @@ pub struct DeviceConfig {
     pub accept_time_sync: bool,
     /// Bounds on what one peer, and one answer, may take.
     pub limits: Limits,
+    /// The Network Port objects the host serves for this device (Clause
+    /// 12.56), one per port it is reached through.
+    pub network_ports: Vec<super::network_port::NetworkPort>,
 }
 
 impl Default for DeviceConfig {
@@ -69,6 +72,7 @@ impl Default for DeviceConfig {
             password: None,
             accept_time_sync: true,
             limits: Limits::default(),
+            network_ports: Vec::new(),
         }
     }
 }
@@ -169,6 +173,9 @@ pub struct HostDevice {
     pub database_revision: std::sync::atomic::AtomicU32,
     /// Vendor_Identifier, the same in the I-Am and in the property.
     pub vendor_id: u16,
+    /// How many objects the model serves (its Object_List's length), for
+    /// the Network Port objects the host appends to it.
+    pub model_objects: std::sync::atomic::AtomicUsize,
 }
 
 impl HostDevice {
@@ -211,6 +218,9 @@ impl HostDevice {
             P::PROTOCOL_OBJECT_TYPES_SUPPORTED => {
                 let mut b = BitString::with_len(OBJECT_TYPE_BITS);
                 b.set(ObjectType::DEVICE.0 as usize, true);
+                if !self.config.network_ports.is_empty() {
+                    b.set(ObjectType::NETWORK_PORT.0 as usize, true);
+                }
                 for t in &self.object_types {
                     if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
@@ -230,6 +240,45 @@ impl HostDevice {
             }
             _ => return None,
         })
+    }
+
+    /// The Network Port object `o`, if the host serves it.
+    pub fn network_port(&self, o: ObjectIdentifier) -> Option<&super::network_port::NetworkPort> {
+        if o.object_type != ObjectType::NETWORK_PORT {
+            return None;
+        }
+        self.config.network_ports.iter().find(|p| p.instance == o.instance)
+    }
+
+    /// Add the Network Port objects to the model's Object_List (the whole
+    /// array, or element `index`: 0 is the length, the ports follow the
+    /// model's objects). `from_model` is the model's answer.
+    pub fn extend_object_list(
+        &self,
+        index: Option<u32>,
+        from_model: &mut Result<AnyValue, bacnet::services::BacnetError>,
+    ) {
+        let ports = &self.config.network_ports;
+        if ports.is_empty() {
+            return;
+        }
+        let model = self.model_objects.load(std::sync::atomic::Ordering::Relaxed);
+        match (index, from_model.as_mut()) {
+            (None, Ok(list)) => {
+                list.0.extend(ports.iter().map(|p| Element::Application(Value::ObjectIdentifier(p.id()))))
+            }
+            (Some(0), Ok(_)) => *from_model = Ok(Value::Unsigned((model + ports.len()) as u64).into()),
+            (Some(i), _) if (i as usize) > model => {
+                *from_model = match ports.get(i as usize - model - 1) {
+                    Some(p) => Ok(Value::ObjectIdentifier(p.id()).into()),
+                    None => Err(bacnet::services::BacnetError {
+                        class: bacnet::enums::ErrorClass::PROPERTY,
+                        code: bacnet::enums::ErrorCode::INVALID_ARRAY_INDEX,
+                    }),
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Add the host-owned properties to a Property_List value from the model.

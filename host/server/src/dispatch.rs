@@ -375,7 +375,8 @@ impl<M: ObjectModel> Server<M> {
         // addresses the Device object (the model's answers come in order).
         let route = |t: &PropertyTarget| {
             let is_device = self.ids.inbound_target(*t).object == self.ids.model;
-            (!(is_device && HostDevice::owns(t.property))).then_some(is_device)
+            let host_owned = (is_device && HostDevice::owns(t.property)) || self.host.network_port(t.object).is_some();
+            (!host_owned).then_some(is_device)
         };
         // Nearly always every target goes to the model as asked: then the
         // request's own list is the model's, with no copy.
@@ -410,7 +411,7 @@ impl<M: ObjectModel> Server<M> {
         let mut next_answer = 0;
         for t in targets {
             let list = match route(t) {
-                None => vec![self.host_read(*t)],
+                None => self.host_reads(*t),
                 Some(is_device) => {
                     let mut list = std::mem::take(&mut answers[next_answer]);
                     next_answer += 1;
@@ -424,6 +425,9 @@ impl<M: ObjectModel> Server<M> {
                             && let Ok(v) = &mut r.outcome
                         {
                             HostDevice::extend_property_list(v);
+                        }
+                        if r.target.object == self.ids.model && r.target.property == P::OBJECT_LIST {
+                            self.host.extend_object_list(r.target.array_index, &mut r.outcome);
                         }
                     }
                     if matches!(t.property, P::ALL | P::REQUIRED) {
@@ -543,6 +547,7 @@ impl<M: ObjectModel> Server<M> {
     /// ones gone, and bump Database_Revision (Clause 12.11.35).
     pub(crate) async fn objects_changed(&self) {
         let Ok(objects) = self.model.objects().await else { return };
+        self.host.model_objects.store(objects.len(), std::sync::atomic::Ordering::Relaxed);
         let present: std::collections::BTreeSet<ObjectIdentifier> = objects.iter().map(|o| o.id).collect();
         let monitored: Vec<ObjectIdentifier> = self.cov.with_table(|t, _| t.monitored_objects().collect());
         for gone in monitored.into_iter().filter(|o| !present.contains(o)) {
@@ -561,6 +566,26 @@ impl<M: ObjectModel> Server<M> {
         match p {
             P::ACTIVE_COV_SUBSCRIPTIONS => Some(self.cov.active_subscriptions()),
             _ => self.host.read(p),
+        }
+    }
+
+    /// What the host answers for `t`: a Device property it owns, or a
+    /// Network Port object's (ALL, REQUIRED and OPTIONAL expanded).
+    fn host_reads(&self, t: PropertyTarget) -> Vec<PropertyRead> {
+        let Some(port) = self.host.network_port(t.object) else { return vec![self.host_read(t)] };
+        let read = |property: P, array_index| PropertyRead {
+            target: PropertyTarget { object: t.object, property, array_index },
+            outcome: port.read(property, array_index),
+        };
+        match t.property {
+            // Every property of a Network Port here is required or of its
+            // datalink; none is optional. Property_List is not among the
+            // results of ALL (135.1 §9.20.1.7).
+            P::ALL | P::REQUIRED => {
+                port.properties().into_iter().filter(|p| *p != P::PROPERTY_LIST).map(|p| read(p, None)).collect()
+            }
+            P::OPTIONAL => Vec::new(),
+            p => vec![read(p, t.array_index)],
         }
     }
 
@@ -608,7 +633,7 @@ impl<M: ObjectModel> Server<M> {
     /// model that has encoded reads; `false` means: use `read_targets`.
     async fn read_property_encoded(&self, target: PropertyTarget, answer: &mut Vec<u8>) -> Result<bool, Failure> {
         let to_model = self.ids.inbound_target(target);
-        if to_model != target || to_model.object == self.ids.model {
+        if to_model != target || to_model.object == self.ids.model || self.host.network_port(target.object).is_some() {
             return Ok(false);
         }
         answer.clear();
@@ -706,7 +731,9 @@ impl<M: ObjectModel> Server<M> {
             property: r.property,
             array_index: r.array_index,
         });
-        if target.object == self.ids.model && HostDevice::owns(r.property) {
+        if (target.object == self.ids.model && HostDevice::owns(r.property))
+            || self.host.network_port(r.object).is_some()
+        {
             return Err(Failure::Error(denied()));
         }
         let results = self.model.write(vec![PropertyWrite { target, value: r.value, priority: r.priority }]).await?;
@@ -732,7 +759,9 @@ impl<M: ObjectModel> Server<M> {
                 let w = self.to_write(spec.object, v);
                 let reference =
                     ObjectPropertyReference { object: spec.object, property: v.property, array_index: v.array_index };
-                if w.target.object == self.ids.model && HostDevice::owns(v.property) {
+                let host_owned = (w.target.object == self.ids.model && HostDevice::owns(v.property))
+                    || self.host.network_port(spec.object).is_some();
+                if host_owned {
                     host_refusal = Some(reference);
                     break 'specs;
                 }

@@ -26,6 +26,7 @@ pub mod idmap;
 pub mod management;
 mod mstp;
 pub mod native;
+pub mod network_port;
 mod outbox;
 mod read_range;
 mod router_node;
@@ -66,6 +67,13 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
     let mut object_types: Vec<ObjectType> = objects.iter().map(|o| o.id.object_type).collect();
     object_types.sort();
     object_types.dedup();
-    let host = HostDevice { id, config, object_types, database_revision: Default::default(), vendor_id };
+    let host = HostDevice {
+        id,
+        config,
+        object_types,
+        database_revision: Default::default(),
+        vendor_id,
+        model_objects: objects.len().into(),
+    };
     Ok(Server::new(model, device, host))
 }

@@ -25,6 +25,7 @@
 
 use super::dispatch::Server;
 use super::endpoint::BipPort;
+use super::network_port::{RouteRow, RoutingView};
 use super::outbox::Outbox;
 use super::station::{Delivery, Link, MAX_BATCH, Station};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, GLOBAL_NETWORK, NetAddress, Npdu};
@@ -56,6 +57,9 @@ pub struct RouterBipPort<M> {
     /// A device served directly on this network (it answers what arrives
     /// for this network; what is routed goes past it).
     pub device: Option<Arc<Server<M>>>,
+    /// Where this port's routing table is published (its Network Port
+    /// object's Routing_Table).
+    pub routes: RoutingView,
 }
 
 /// A virtual network of served devices behind the router.
@@ -64,6 +68,8 @@ pub struct VirtualNetwork<M> {
     pub network: u16,
     /// The devices on it; each one's MAC is its instance in three octets.
     pub devices: Vec<Arc<Server<M>>>,
+    /// Where the router's table for this network is published.
+    pub routes: RoutingView,
 }
 
 /// Everything one router node serves.
@@ -250,6 +256,9 @@ struct Node<M> {
     virtuals: Vec<VirtualSide<M>>,
     wire: Arc<Wire>,
     counters: Arc<Mutex<RouterCounters>>,
+    /// Each port's published routing table, and the table version published.
+    views: Vec<(PortId, RoutingView)>,
+    published: Option<u64>,
 }
 
 /// Serve a router node until a port fails or the future is dropped.
@@ -260,8 +269,10 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     let mut drivers = Vec::new();
     let mut bip = Vec::new();
     let mut next_id = 1u8;
+    let mut views = Vec::new();
     for p in node.ports {
         let id = PortId(next_id);
+        views.push((id, p.routes.clone()));
         next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
         let (handle, driver) = p.port.into_parts();
         ports.push(PortConfig { id, network: p.network, max_npdu: BIP_MAX_NPDU, mac_len: Some(6) });
@@ -280,6 +291,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     let mut virtuals = Vec::new();
     for v in node.virtual_networks {
         let id = PortId(next_id);
+        views.push((id, v.routes.clone()));
         next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
         ports.push(PortConfig { id, network: v.network, max_npdu: BIP_MAX_NPDU, mac_len: Some(3) });
         let mut devices = Vec::new();
@@ -298,7 +310,8 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         anyhow::bail!("a router needs at least two networks (B/IP ports or virtual networks)");
     }
     let router = Router::new(RouterConfig::new(ports)).map_err(|e| anyhow::anyhow!("router: {e}"))?;
-    let mut node = Node { router, epoch: Instant::now(), bip, virtuals, wire, counters: node.counters };
+    let mut node =
+        Node { router, epoch: Instant::now(), bip, virtuals, wire, counters: node.counters, views, published: None };
     node.router.announce();
     node.deliver(None);
     node.run(drivers).await
@@ -489,6 +502,24 @@ impl<M: ObjectModel> Node<M> {
 
     fn publish(&mut self) {
         *self.counters.lock().unwrap_or_else(PoisonError::into_inner) = self.router.counters();
+        let version = self.router.table().version();
+        if self.published != Some(version) {
+            self.published = Some(version);
+            let now = self.now();
+            for (port, view) in &self.views {
+                let rows = self
+                    .router
+                    .table()
+                    .iter()
+                    .filter(|(_, r)| r.port == *port)
+                    .filter_map(|(network, r)| {
+                        let mac = r.next_hop?.as_bytes().to_vec();
+                        Some(RouteRow { network, mac, busy: r.is_busy(now) })
+                    })
+                    .collect();
+                view.publish(rows);
+            }
+        }
         self.each_station(|s| s.publish());
     }
 }

@@ -11,6 +11,7 @@
 use super::Failure;
 use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
 use crate::model::ObjectModel;
+use crate::network_port;
 use crate::offload;
 use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, VET_TIME_LIMIT, builtin, policy};
 use crate::server::{DeviceConfig, bind as bind_bip, bind_mstp, build, serve_mstp_on, serve_on};
@@ -96,6 +97,10 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     let router_ports = router.as_ref().map_or(0, |r| r.ports.len());
     let mut port_devices: Vec<Option<std::sync::Arc<crate::server::Server<PluginModel>>>> = vec![None; router_ports];
     let mut virtual_networks: std::collections::BTreeMap<u16, Vec<_>> = std::collections::BTreeMap::new();
+    // Each router network's routing table, published by the router for the
+    // Network Port objects of the device on its port (router ports first,
+    // then virtual networks by number).
+    let routes = network_port::Routes::new(router.as_ref(), &config.devices);
     for (i, d) in config.devices.iter().enumerate() {
         let shard = if routed[i] {
             shards.for_device(0)
@@ -103,10 +108,33 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             next_unit += 1;
             shards.for_device(next_unit - 1)
         };
-        let (model, bip, server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
+        let (model, bip, mut server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
         model.set_home(shard.handle().clone());
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
+        // The port is bound before the device is built: its Network Port
+        // object says where it is.
+        let own_port = if routed[i] {
+            None
+        } else {
+            Some(match &d.mstp {
+                Some(m) => {
+                    Port::Mstp(Box::new(bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?))
+                }
+                // Bound inside the shard, so that its I/O driver polls the sockets.
+                None => {
+                    let _in_shard = shard.enter();
+                    Port::Bip(bind_bip(&bip).with_context(|| format!("device {}", i + 1))?)
+                }
+            })
+        };
+        server_config.network_ports = match (&own_port, d.virtual_network, router.as_ref().and_then(|r| r.port_of(d))) {
+            (Some(Port::Bip(port)), _, _) => vec![network_port::ip(1, port.local_addr(), &bip, None, None, false)],
+            (Some(Port::Mstp(_)), _, _) => d.mstp.as_ref().map(network_port::mstp).into_iter().collect(),
+            (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
+            (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
+            (None, None, None) => Vec::new(),
+        };
         let server = build(model.clone(), server_config, d.vendor_id).await?;
         let instance = server.device_id().instance;
         let (port, on) = if routed[i] {
@@ -124,21 +152,17 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 (None, None) => unreachable!("a routed device is on a virtual network or a router port"),
             }
         } else {
-            match &d.mstp {
-                Some(m) => {
-                    let port = bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?;
+            match own_port {
+                Some(Port::Mstp(port)) => {
+                    let m = d.mstp.as_ref().expect("an MS/TP port comes from an mstp section");
                     let on = format!("MS/TP {} at {} baud, MAC {}", m.device, m.baud, m.mac);
-                    (Some((Port::Mstp(Box::new(port)), server)), on)
+                    (Some((Port::Mstp(port), server)), on)
                 }
-                None => {
-                    // Bound inside the shard, so that its I/O driver polls the sockets.
-                    let port = {
-                        let _in_shard = shard.enter();
-                        bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
-                    };
+                Some(Port::Bip(port)) => {
                     let on = format!("BACnet/IP {}", port.local_addr());
                     (Some((Port::Bip(port), server)), on)
                 }
+                None => unreachable!("a device not behind the router has its own port"),
             }
         };
         eprintln!("trellis: device {instance} on {on} — plugin {} {} ({objects} objects)", info.name, info.version);
@@ -174,13 +198,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 bind_bip(&bip).with_context(|| format!("router port {}:{}", p.bind, p.port))?
             };
             eprintln!("trellis: router: network {} on BACnet/IP {}", p.network, port.local_addr());
-            ports.push(crate::server::RouterBipPort { port, network: p.network, device });
+            let routes = routes.for_network(p.network);
+            ports.push(crate::server::RouterBipPort { port, network: p.network, device, routes });
         }
         let virtual_networks: Vec<_> = virtual_networks
             .into_iter()
             .map(|(network, devices)| {
                 eprintln!("trellis: router: virtual network {network} with {} devices", devices.len());
-                crate::server::VirtualNetwork { network, devices }
+                crate::server::VirtualNetwork { network, devices, routes: routes.for_network(network) }
             })
             .collect();
         let node = crate::server::RouterNode { ports, virtual_networks, counters: Default::default() };

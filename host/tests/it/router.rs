@@ -253,3 +253,97 @@ fn third_party_clients_reach_the_devices_behind_the_router() {
     }
     drop(gateway);
 }
+
+fn network_port(instance: u32) -> ObjectIdentifier {
+    ObjectIdentifier::new(ObjectType::NETWORK_PORT, instance).unwrap()
+}
+
+/// Every device has a Network Port object per port it is reached through
+/// (Clause 12.56), in its Object_List; the device on a router port has one
+/// per router network, with the Routing_Table of routes learned there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_port_objects_describe_each_devices_ports_and_the_routes() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "network-port");
+    let (one, two) = (free_port(), free_port());
+    let config = example("router.toml")
+        .replace("port = 47808", &format!("port = {one}"))
+        .replace("port = 47809", &format!("port = {two}"));
+    let gateway = start("router.toml", &config, &scratch);
+    let client = bind_client().await;
+    let device100 = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, one));
+    let device300 = behind(one, 3, &trellis::server::virtual_mac(300));
+    let read = |address: &DeviceAddress, object, property| {
+        let (client, address) = (&client, address.clone());
+        async move { client.read_property(&address, object, property, None).await }
+    };
+
+    // Device 100 (on router port 1): ports for networks 1, 2 and 3, listed in its Object_List.
+    let list = read(&device100, device(100), PropertyIdentifier::OBJECT_LIST).await.unwrap();
+    for i in 1..=3 {
+        assert!(
+            list.0.contains(&bacnet::Element::Application(Value::ObjectIdentifier(network_port(i)))),
+            "network-port,{i} in {list}"
+        );
+    }
+    let count = client.read_property(&device100, device(100), PropertyIdentifier::OBJECT_LIST, Some(0)).await.unwrap();
+    assert_eq!(count, Value::Unsigned(list.0.len() as u64).into(), "Object_List[0] counts the ports too");
+    let last =
+        client.read_property(&device100, device(100), PropertyIdentifier::OBJECT_LIST, Some(list.0.len() as u32)).await;
+    assert_eq!(last.unwrap(), Value::ObjectIdentifier(network_port(3)).into());
+    let numbers: Vec<_> = futures_numbers(&client, &device100).await;
+    assert_eq!(numbers, [1, 2, 3]);
+    let kind = read(&device100, network_port(1), PropertyIdentifier::NETWORK_TYPE).await.unwrap();
+    assert_eq!(kind, Value::Enumerated(5).into(), "ipv4");
+    let mac = read(&device100, network_port(1), PropertyIdentifier::MAC_ADDRESS).await.unwrap();
+    assert_eq!(mac, Value::OctetString(bip_mac(one)).into());
+    let kind = read(&device100, network_port(3), PropertyIdentifier::NETWORK_TYPE).await.unwrap();
+    assert_eq!(kind, Value::Enumerated(7).into(), "virtual");
+
+    // Another router on network 1 announces network 40: it appears in port 1's Routing_Table.
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let forty = [0u8, 40];
+    let i_am = NetworkMessage::IAmRouterToNetwork(bacnet::npdu::NetworkList::from_bytes(&forty).unwrap());
+    ask(&socket, one, &message(i_am, None));
+    let table = read(&device100, network_port(1), PropertyIdentifier::ROUTING_TABLE).await.unwrap();
+    let mut encoded = Vec::new();
+    table.encode(&mut encoded);
+    let router_mac = bip_mac(socket.local_addr().unwrap().port());
+    let mut expected = vec![0x09, 40, 0x1D, 6];
+    expected.extend_from_slice(&router_mac);
+    expected.extend_from_slice(&[0x29, 0]);
+    assert_eq!(encoded, expected, "network 40 through the announcing router, available");
+
+    // Device 300, on virtual network 3: one port, configured network 3.
+    let number = read(&device300, network_port(1), PropertyIdentifier::NETWORK_NUMBER).await.unwrap();
+    assert_eq!(number, Value::Unsigned(3).into());
+    let refused = client
+        .write_property(
+            &device300,
+            network_port(1),
+            PropertyIdentifier::NETWORK_NUMBER,
+            None,
+            Value::Unsigned(9).into(),
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.bacnet_error(),
+        Some((bacnet::enums::ErrorClass::PROPERTY, bacnet::enums::ErrorCode::WRITE_ACCESS_DENIED))
+    );
+    drop(gateway);
+}
+
+async fn futures_numbers(client: &Client, device: &DeviceAddress) -> Vec<u64> {
+    let mut out = Vec::new();
+    for i in 1..=3 {
+        let v = client.read_property(device, network_port(i), PropertyIdentifier::NETWORK_NUMBER, None).await.unwrap();
+        match v.as_primitive() {
+            Some(Value::Unsigned(n)) => out.push(*n),
+            other => panic!("network-port,{i} network-number: {other:?}"),
+        }
+    }
+    out
+}

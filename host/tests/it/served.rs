@@ -20,7 +20,7 @@ use trellis_bip::BipConfig;
 const DEVICE: u32 = 389001;
 
 /// The objects the demo-building plugin serves, as "type,instance".
-const OBJECTS: [&str; 13] = [
+const OBJECTS: [&str; 14] = [
     "device,389001",
     "analog-input,1",
     "analog-input,2",
@@ -34,6 +34,8 @@ const OBJECTS: [&str; 13] = [
     "multi-state-input,1",
     "multi-state-value,1",
     "trend-log,1",
+    // The host's, not the plugin's: the B/IP port (Clause 12.56).
+    "network-port,1",
 ];
 
 /// The gateway on its embedded default, on a free port, with its own cache
@@ -212,6 +214,11 @@ fn check_probe(stack: &str) {
             }
             assert_eq!(line["values"]["status-flags"], serde_json::json!([0, 0, 0, 0]), "{object}: {line}");
             assert_eq!(f64_of(&line["values"]["buffer-size"]), 1000.0, "{line}");
+        } else if object == "network-port,1" {
+            for p in ["network-type", "network-number", "network-number-quality", "mac-address", "bacnet-ip-udp-port"] {
+                assert!(props.contains(&p), "rpm all {object}: no {p} in {props:?}");
+            }
+            assert_eq!(line["values"]["status-flags"], serde_json::json!([0, 0, 0, 0]), "{object}: {line}");
         } else if object != "device,389001" {
             for p in ["present-value", "status-flags", "event-state", "out-of-service"] {
                 assert!(props.contains(&p), "rpm all {object}: no {p} in {props:?}");

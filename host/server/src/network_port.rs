@@ -1,0 +1,328 @@
+//! Network Port objects (Clause 12.56): how a device is attached to the
+//! network, one object per port, answered by the host (the object model
+//! knows nothing of ports). A device claiming Protocol_Revision 22 must
+//! have them.
+//!
+//! What each port says: its Network_Type (IPv4, MS/TP, virtual), the
+//! network number and how it is known, its MAC address, the datalink's
+//! own properties (B/IP address, mask and UDP port; MS/TP Max_Master and
+//! Max_Info_Frames) and, on a router's ports, the Routing_Table: the
+//! networks reachable through other routers on that port, as the router
+//! last published them.
+//!
+//! Must never: let a network write change a port (every property is
+//! read-only here: a write is refused with write-access-denied), or
+//! block on the router (its table is a snapshot behind a lock held for
+//! a copy).
+
+use bacnet::codec::tag::{self, TagClass};
+use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P};
+use bacnet::services::BacnetError;
+use bacnet::{AnyValue, BitString, CharacterString, Element, ObjectIdentifier, Value};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// BACnetNetworkType (Clause 21).
+const NETWORK_TYPE_MSTP: u32 = 2;
+const NETWORK_TYPE_IPV4: u32 = 5;
+const NETWORK_TYPE_VIRTUAL: u32 = 7;
+/// BACnetProtocolLevel: bacnet-application (a device's own port) and
+/// bacnet-transport (a router's port to a network it only routes to).
+const PROTOCOL_LEVEL_APPLICATION: u32 = 2;
+const PROTOCOL_LEVEL_TRANSPORT: u32 = 3;
+/// BACnetNetworkNumberQuality.
+const QUALITY_UNKNOWN: u32 = 0;
+const QUALITY_CONFIGURED: u32 = 3;
+/// BACnetIPMode: normal.
+const IP_MODE_NORMAL: u32 = 0;
+
+/// What kind of datalink a port is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortKind {
+    /// BACnet/IP (Annex J).
+    Ipv4 {
+        /// The address and UDP port bound.
+        address: SocketAddrV4,
+        /// The subnet mask (from the configured prefix; 255.255.255.255 without one).
+        mask: Ipv4Addr,
+    },
+    /// MS/TP (Clause 9).
+    Mstp {
+        /// This station's MAC.
+        mac: u8,
+        /// Max_Master.
+        max_master: u8,
+        /// Max_Info_Frames.
+        max_info_frames: u8,
+        /// Baud rate.
+        baud: u32,
+    },
+    /// A virtual network behind the gateway's router.
+    Virtual {
+        /// The station's MAC on it (empty for the router's own side).
+        mac: Vec<u8>,
+    },
+}
+
+/// One row of a Routing_Table (BACnetRouterEntry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteRow {
+    /// The remote network.
+    pub network: u16,
+    /// The next router's MAC on this port.
+    pub mac: Vec<u8>,
+    /// Router-Busy-To-Network in effect.
+    pub busy: bool,
+}
+
+/// A port's routing table as the router last published it.
+#[derive(Debug, Clone, Default)]
+pub struct RoutingView(pub Arc<Mutex<Vec<RouteRow>>>);
+
+impl RoutingView {
+    /// Replace the published rows.
+    pub fn publish(&self, rows: Vec<RouteRow>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = rows;
+    }
+
+    fn rows(&self) -> Vec<RouteRow> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+impl PartialEq for RoutingView {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for RoutingView {}
+
+/// One Network Port object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkPort {
+    /// Its instance (1, 2, … in the device).
+    pub instance: u32,
+    /// Object_Name.
+    pub name: String,
+    /// The network number; `None` when not known (a device not behind our
+    /// router: Network_Number 0, quality unknown).
+    pub network: Option<u16>,
+    /// The datalink.
+    pub kind: PortKind,
+    /// A port the device only routes through (a router's port with no
+    /// application of its own on it).
+    pub transport_only: bool,
+    /// The router's table for this port, on a router's ports.
+    pub routes: Option<RoutingView>,
+}
+
+impl NetworkPort {
+    /// Its object identifier.
+    pub fn id(&self) -> ObjectIdentifier {
+        ObjectIdentifier { object_type: ObjectType::NETWORK_PORT, instance: self.instance }
+    }
+
+    /// Property_List order: the required properties, then the datalink's.
+    pub fn properties(&self) -> Vec<P> {
+        let mut list = vec![
+            P::OBJECT_IDENTIFIER,
+            P::OBJECT_NAME,
+            P::OBJECT_TYPE,
+            P::STATUS_FLAGS,
+            P::RELIABILITY,
+            P::OUT_OF_SERVICE,
+            P::NETWORK_TYPE,
+            P::PROTOCOL_LEVEL,
+            P::NETWORK_NUMBER,
+            P::NETWORK_NUMBER_QUALITY,
+            P::CHANGES_PENDING,
+            P::APDU_LENGTH,
+            P::LINK_SPEED,
+            P::MAC_ADDRESS,
+            P::PROPERTY_LIST,
+        ];
+        match self.kind {
+            PortKind::Ipv4 { .. } => {
+                list.extend([P::BACNET_IP_MODE, P::IP_ADDRESS, P::BACNET_IP_UDP_PORT, P::IP_SUBNET_MASK])
+            }
+            PortKind::Mstp { .. } => list.extend([P::MAX_MASTER, P::MAX_INFO_FRAMES]),
+            PortKind::Virtual { .. } => {}
+        }
+        if self.routes.is_some() {
+            list.push(P::ROUTING_TABLE);
+        }
+        list
+    }
+
+    /// Read a property (`index` for the one array, Property_List).
+    pub fn read(&self, p: P, index: Option<u32>) -> Result<AnyValue, BacnetError> {
+        let unknown = BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::UNKNOWN_PROPERTY };
+        if !self.properties().contains(&p) {
+            return Err(unknown);
+        }
+        if p == P::PROPERTY_LIST {
+            // Property_List leaves out itself and the three every object has.
+            let list: Vec<Element> = self
+                .properties()
+                .into_iter()
+                .filter(|q| ![P::OBJECT_IDENTIFIER, P::OBJECT_NAME, P::OBJECT_TYPE, P::PROPERTY_LIST].contains(q))
+                .map(|q| Element::Application(Value::Enumerated(q.0)))
+                .collect();
+            return match index {
+                None => Ok(AnyValue(list)),
+                Some(0) => Ok(Value::Unsigned(list.len() as u64).into()),
+                Some(i) => list
+                    .get(i as usize - 1)
+                    .map(|e| AnyValue(vec![e.clone()]))
+                    .ok_or(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::INVALID_ARRAY_INDEX }),
+            };
+        }
+        if index.is_some() {
+            return Err(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY });
+        }
+        Ok(match p {
+            P::OBJECT_IDENTIFIER => Value::ObjectIdentifier(self.id()).into(),
+            P::OBJECT_NAME => Value::CharacterString(CharacterString::utf8(&self.name)).into(),
+            P::OBJECT_TYPE => Value::Enumerated(ObjectType::NETWORK_PORT.0).into(),
+            P::STATUS_FLAGS => Value::BitString(BitString::with_len(4)).into(),
+            P::RELIABILITY => Value::Enumerated(0).into(), // no-fault-detected
+            P::OUT_OF_SERVICE | P::CHANGES_PENDING => Value::Boolean(false).into(),
+            P::NETWORK_TYPE => Value::Enumerated(match self.kind {
+                PortKind::Ipv4 { .. } => NETWORK_TYPE_IPV4,
+                PortKind::Mstp { .. } => NETWORK_TYPE_MSTP,
+                PortKind::Virtual { .. } => NETWORK_TYPE_VIRTUAL,
+            })
+            .into(),
+            P::PROTOCOL_LEVEL => Value::Enumerated(if self.transport_only {
+                PROTOCOL_LEVEL_TRANSPORT
+            } else {
+                PROTOCOL_LEVEL_APPLICATION
+            })
+            .into(),
+            P::NETWORK_NUMBER => Value::Unsigned(self.network.unwrap_or(0).into()).into(),
+            P::NETWORK_NUMBER_QUALITY => {
+                Value::Enumerated(if self.network.is_some() { QUALITY_CONFIGURED } else { QUALITY_UNKNOWN }).into()
+            }
+            P::APDU_LENGTH => Value::Unsigned(match self.kind {
+                PortKind::Mstp { .. } => 480,
+                _ => 1476,
+            })
+            .into(),
+            P::LINK_SPEED => Value::Real(match self.kind {
+                PortKind::Mstp { baud, .. } => baud as f32,
+                _ => 0.0,
+            })
+            .into(),
+            P::MAC_ADDRESS => Value::OctetString(match &self.kind {
+                PortKind::Ipv4 { address, .. } => {
+                    let mut mac = address.ip().octets().to_vec();
+                    mac.extend_from_slice(&address.port().to_be_bytes());
+                    mac
+                }
+                PortKind::Mstp { mac, .. } => vec![*mac],
+                PortKind::Virtual { mac } => mac.clone(),
+            })
+            .into(),
+            P::BACNET_IP_MODE => Value::Enumerated(IP_MODE_NORMAL).into(),
+            P::IP_ADDRESS => match &self.kind {
+                PortKind::Ipv4 { address, .. } => Value::OctetString(address.ip().octets().to_vec()).into(),
+                _ => return Err(unknown),
+            },
+            P::BACNET_IP_UDP_PORT => match &self.kind {
+                PortKind::Ipv4 { address, .. } => Value::Unsigned(address.port().into()).into(),
+                _ => return Err(unknown),
+            },
+            P::IP_SUBNET_MASK => match &self.kind {
+                PortKind::Ipv4 { mask, .. } => Value::OctetString(mask.octets().to_vec()).into(),
+                _ => return Err(unknown),
+            },
+            P::MAX_MASTER => match &self.kind {
+                PortKind::Mstp { max_master, .. } => Value::Unsigned((*max_master).into()).into(),
+                _ => return Err(unknown),
+            },
+            P::MAX_INFO_FRAMES => match &self.kind {
+                PortKind::Mstp { max_info_frames, .. } => Value::Unsigned((*max_info_frames).into()).into(),
+                _ => return Err(unknown),
+            },
+            P::ROUTING_TABLE => routing_table(&self.routes.as_ref().map(RoutingView::rows).unwrap_or_default()),
+            _ => return Err(unknown),
+        })
+    }
+}
+
+/// BACnetLIST of BACnetRouterEntry:
+///
+/// ```text
+/// BACnetRouterEntry ::= SEQUENCE {
+///     network-number [0] Unsigned16,
+///     mac-address [1] OCTET STRING,
+///     status [2] ENUMERATED { available (0), busy (1), disconnected (2) },
+///     performance-index [3] Unsigned8 OPTIONAL
+/// }
+/// ```
+///
+/// A list of constructed entries, each an opening/closing-free SEQUENCE of
+/// context tags, so the elements are the context primitives in order.
+fn routing_table(rows: &[RouteRow]) -> AnyValue {
+    let mut out = Vec::new();
+    for r in rows {
+        let mut number = Vec::new();
+        bacnet::codec::write_ctx(&mut number, 0, &u64::from(r.network));
+        out.extend(AnyValue::from_bytes(&number).map(|v| v.0).unwrap_or_default());
+        out.push(Element::Context { tag: 1, data: r.mac.clone() });
+        let mut status = Vec::new();
+        tag::write_tag(&mut status, 2, TagClass::Context, 1);
+        status.push(u8::from(r.busy));
+        out.extend(AnyValue::from_bytes(&status).map(|v| v.0).unwrap_or_default());
+    }
+    AnyValue(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip_port(routes: Option<RoutingView>) -> NetworkPort {
+        NetworkPort {
+            instance: 1,
+            name: "BACnet/IP".into(),
+            network: Some(1),
+            kind: PortKind::Ipv4 {
+                address: SocketAddrV4::new(Ipv4Addr::new(192, 168, 1, 10), 47808),
+                mask: Ipv4Addr::new(255, 255, 255, 0),
+            },
+            transport_only: false,
+            routes,
+        }
+    }
+
+    #[test]
+    fn a_bacnet_ip_port_says_where_it_is() {
+        let p = ip_port(None);
+        assert_eq!(p.read(P::NETWORK_TYPE, None), Ok(Value::Enumerated(5).into()));
+        assert_eq!(p.read(P::NETWORK_NUMBER, None), Ok(Value::Unsigned(1).into()));
+        assert_eq!(p.read(P::NETWORK_NUMBER_QUALITY, None), Ok(Value::Enumerated(3).into()));
+        assert_eq!(p.read(P::MAC_ADDRESS, None), Ok(Value::OctetString(vec![192, 168, 1, 10, 0xBA, 0xC0]).into()));
+        assert_eq!(p.read(P::BACNET_IP_UDP_PORT, None), Ok(Value::Unsigned(47808).into()));
+        assert_eq!(p.read(P::IP_SUBNET_MASK, None), Ok(Value::OctetString(vec![255, 255, 255, 0]).into()));
+        assert_eq!(p.read(P::MAX_MASTER, None).unwrap_err().code, ErrorCode::UNKNOWN_PROPERTY);
+        assert_eq!(p.read(P::NETWORK_TYPE, Some(1)).unwrap_err().code, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY);
+        let list = p.read(P::PROPERTY_LIST, None).unwrap();
+        assert!(list.0.contains(&Element::Application(Value::Enumerated(P::NETWORK_NUMBER.0))));
+        assert!(!list.0.contains(&Element::Application(Value::Enumerated(P::PROPERTY_LIST.0))));
+        assert_eq!(p.read(P::PROPERTY_LIST, Some(0)), Ok(Value::Unsigned(list.0.len() as u64).into()));
+    }
+
+    #[test]
+    fn a_routers_port_lists_the_networks_behind_other_routers() {
+        let view = RoutingView::default();
+        let p = ip_port(Some(view.clone()));
+        assert_eq!(p.read(P::ROUTING_TABLE, None), Ok(AnyValue(vec![])));
+        view.publish(vec![RouteRow { network: 40, mac: vec![10, 0, 0, 9, 0xBA, 0xC0], busy: true }]);
+        let mut encoded = Vec::new();
+        p.read(P::ROUTING_TABLE, None).unwrap().encode(&mut encoded);
+        // [0] 40, [1] the MAC, [2] busy (1).
+        assert_eq!(encoded, [0x09, 40, 0x1D, 6, 10, 0, 0, 9, 0xBA, 0xC0, 0x29, 1]);
+    }
+}

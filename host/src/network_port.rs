@@ -1,0 +1,138 @@
+//! The Network Port objects (Clause 12.56) `trellis run` gives each device,
+//! from the configuration: one for a device on its own B/IP or MS/TP port,
+//! one for a device on a virtual network, and one per router network for
+//! the device on a router port (the router is part of that device), each
+//! of those with the Routing_Table the router publishes.
+//!
+//! Must never: invent a network number (a device not behind our router
+//! has Network_Number 0, quality unknown).
+
+use crate::config::{DeviceSection, MstpSection, RouterSection};
+use crate::server::network_port::{NetworkPort, PortKind, RoutingView};
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use trellis_bip::BipConfig;
+
+/// The subnet mask a B/IP port's configuration implies: its prefix; on
+/// loopback without one, /8; otherwise a host mask.
+pub fn mask(bip: &BipConfig) -> Ipv4Addr {
+    match bip.prefix {
+        Some(0) => Ipv4Addr::UNSPECIFIED,
+        Some(p) => Ipv4Addr::from(u32::MAX << (32 - u32::from(p.min(32)))),
+        None if bip.bind.ip().is_loopback() => Ipv4Addr::new(255, 0, 0, 0),
+        None => Ipv4Addr::BROADCAST,
+    }
+}
+
+/// A B/IP port at `address`.
+pub fn ip(
+    instance: u32,
+    address: SocketAddrV4,
+    bip: &BipConfig,
+    network: Option<u16>,
+    routes: Option<RoutingView>,
+    transport_only: bool,
+) -> NetworkPort {
+    NetworkPort {
+        instance,
+        name: format!("BACnet/IP {address}"),
+        network,
+        kind: PortKind::Ipv4 { address, mask: mask(bip) },
+        transport_only,
+        routes,
+    }
+}
+
+/// An MS/TP port.
+pub fn mstp(m: &MstpSection) -> NetworkPort {
+    NetworkPort {
+        instance: 1,
+        name: format!("MS/TP {}", m.device),
+        network: None,
+        kind: PortKind::Mstp { mac: m.mac, max_master: m.max_master, max_info_frames: m.max_info_frames, baud: m.baud },
+        transport_only: false,
+        routes: None,
+    }
+}
+
+/// A device's port on a virtual network behind the router.
+pub fn virtual_station(network: u16, instance: u32) -> NetworkPort {
+    NetworkPort {
+        instance: 1,
+        name: format!("virtual network {network}"),
+        network: Some(network),
+        kind: PortKind::Virtual { mac: crate::server::virtual_mac(instance).to_vec() },
+        transport_only: false,
+        routes: None,
+    }
+}
+
+/// The ports of the device on router port `own`: every router network,
+/// its own first.
+pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort> {
+    let mut order: Vec<usize> = vec![own];
+    order.extend((0..r.ports.len()).filter(|i| *i != own));
+    let mut ports: Vec<NetworkPort> = order
+        .into_iter()
+        .enumerate()
+        .filter_map(|(n, i)| {
+            let p = &r.ports[i];
+            let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
+            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), Some(routes.for_network(p.network)), i != own))
+        })
+        .collect();
+    for network in routes.virtual_networks() {
+        ports.push(NetworkPort {
+            instance: ports.len() as u32 + 1,
+            name: format!("virtual network {network}"),
+            network: Some(network),
+            kind: PortKind::Virtual { mac: Vec::new() },
+            transport_only: true,
+            routes: Some(routes.for_network(network)),
+        });
+    }
+    ports
+}
+
+/// Each router network's published routing table.
+pub struct Routes {
+    views: BTreeMap<u16, RoutingView>,
+    virtual_networks: Vec<u16>,
+}
+
+impl Routes {
+    /// One view per router port and per virtual network of `devices`.
+    pub fn new(router: Option<&RouterSection>, devices: &[DeviceSection]) -> Self {
+        let mut virtual_networks: Vec<u16> = devices.iter().filter_map(|d| d.virtual_network).collect();
+        virtual_networks.sort_unstable();
+        virtual_networks.dedup();
+        let ports = router.iter().flat_map(|r| r.ports.iter().map(|p| p.network));
+        let views = ports.chain(virtual_networks.iter().copied()).map(|n| (n, RoutingView::default())).collect();
+        Routes { views, virtual_networks }
+    }
+
+    /// The view of `network`'s port (a fresh one for a network not routed).
+    pub fn for_network(&self, network: u16) -> RoutingView {
+        self.views.get(&network).cloned().unwrap_or_default()
+    }
+
+    /// The virtual networks, by number.
+    pub fn virtual_networks(&self) -> impl Iterator<Item = u16> + '_ {
+        self.virtual_networks.iter().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_come_from_the_prefix() {
+        let bip = |s: &str| BipConfig::from_cidr(s, 47808).unwrap();
+        assert_eq!(mask(&bip("192.168.1.10/24")), Ipv4Addr::new(255, 255, 255, 0));
+        assert_eq!(mask(&bip("10.0.0.1/8")), Ipv4Addr::new(255, 0, 0, 0));
+        assert_eq!(mask(&bip("127.0.0.1")), Ipv4Addr::new(255, 0, 0, 0));
+        assert_eq!(mask(&bip("192.168.1.10")), Ipv4Addr::BROADCAST);
+        assert_eq!(mask(&bip("192.168.1.10/32")), Ipv4Addr::BROADCAST);
+    }
+}
