@@ -80,8 +80,8 @@ pub struct Config {
     /// Engine settings.
     #[serde(default)]
     pub engine: EngineSection,
-    /// Devices to serve.
-    #[serde(rename = "device")]
+    /// Devices to serve (none only when a `[router]` is all there is).
+    #[serde(rename = "device", default)]
     pub devices: Vec<DeviceSection>,
     /// Which plugin files may load, and the most they may ask for.
     #[serde(default)]
@@ -100,7 +100,9 @@ pub struct RouterSection {
     pub ports: Vec<RouterPortSection>,
 }
 
-/// One `[[router.port]]`: a B/IP port of the router.
+/// One `[[router.port]]`: a B/IP port of the router, or with `mstp`, an
+/// MS/TP port (a trunk: the router routes to it; no device of the
+/// gateway's own is on it).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RouterPortSection {
@@ -110,8 +112,10 @@ pub struct RouterPortSection {
     /// UDP port.
     #[serde(default = "default_port")]
     pub port: u16,
-    /// The network number of the B/IP network on this port (1..=65534).
+    /// The network number of the network on this port (1..=65534).
     pub network: u16,
+    /// An MS/TP port instead of B/IP (`bind` and `port` are then unused).
+    pub mstp: Option<MstpSection>,
 }
 
 impl RouterSection {
@@ -120,7 +124,7 @@ impl RouterSection {
         if d.virtual_network.is_some() || d.mstp.is_some() {
             return None;
         }
-        self.ports.iter().position(|p| p.bind == d.bind && p.port == d.port)
+        self.ports.iter().position(|p| p.mstp.is_none() && p.bind == d.bind && p.port == d.port)
     }
 }
 
@@ -213,6 +217,24 @@ pub struct MstpSection {
 }
 
 impl MstpSection {
+    /// Check the settings against MS/TP's ranges.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let m = self;
+        anyhow::ensure!(!m.device.is_empty(), "mstp.device must name a serial device");
+        anyhow::ensure!(m.max_master <= 127, "mstp.max_master must be at most 127");
+        if m.slave {
+            anyhow::ensure!(m.mac <= 254, "mstp.mac of a slave must be at most 254 (255 is broadcast)");
+        } else {
+            anyhow::ensure!(m.mac <= m.max_master, "mstp.mac must be at most mstp.max_master");
+        }
+        anyhow::ensure!(m.max_info_frames >= 1, "mstp.max_info_frames must be at least 1");
+        anyhow::ensure!(
+            (9_600..=4_000_000).contains(&m.baud),
+            "mstp.baud must be 9600..=4000000 (MS/TP: 9600 to 115200)"
+        );
+        Ok(())
+    }
+
     /// The port's settings: the serial device at `baud`, with the
     /// standard's timers and the driver's defaults.
     pub fn port_config(&self) -> trellis_mstp::MstpConfig {
@@ -430,7 +452,7 @@ impl Config {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(!self.devices.is_empty(), "no [[device]] to serve");
+        anyhow::ensure!(!self.devices.is_empty() || self.router.is_some(), "no [[device]] to serve (and no [router])");
         self.policy.validate().map_err(anyhow::Error::msg)?;
         let mut ports = std::collections::HashSet::new();
         let mut serial = std::collections::HashSet::new();
@@ -441,12 +463,22 @@ impl Config {
             let mut addresses = std::collections::HashSet::new();
             for (i, p) in router.ports.iter().enumerate() {
                 let n = i + 1;
-                trellis_bip::BipConfig::from_cidr(&p.bind, p.port)
-                    .map_err(|e| anyhow::anyhow!("router port {n}: bind: {e}"))?;
                 anyhow::ensure!(
                     (1..=65534).contains(&p.network) && networks.insert(p.network),
                     "router port {n}: network must be 1..=65534 and differ from the other ports'"
                 );
+                if let Some(m) = &p.mstp {
+                    m.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
+                    anyhow::ensure!(!m.slave, "router port {n}: a router's MS/TP port is a master (slave = false)");
+                    anyhow::ensure!(
+                        serial.insert(m.device.clone()),
+                        "router port {n}: {} is already used by another port",
+                        m.device
+                    );
+                    continue;
+                }
+                trellis_bip::BipConfig::from_cidr(&p.bind, p.port)
+                    .map_err(|e| anyhow::anyhow!("router port {n}: bind: {e}"))?;
                 anyhow::ensure!(
                     p.port != 0 && addresses.insert((p.bind.clone(), p.port)),
                     "router port {n}: {}:{} is 0 or used by another router port",
@@ -498,21 +530,7 @@ impl Config {
                 continue;
             }
             if let Some(m) = &d.mstp {
-                anyhow::ensure!(!m.device.is_empty(), "device {n}: mstp.device must name a serial device");
-                anyhow::ensure!(m.max_master <= 127, "device {n}: mstp.max_master must be at most 127");
-                if m.slave {
-                    anyhow::ensure!(
-                        m.mac <= 254,
-                        "device {n}: mstp.mac of a slave must be at most 254 (255 is broadcast)"
-                    );
-                } else {
-                    anyhow::ensure!(m.mac <= m.max_master, "device {n}: mstp.mac must be at most mstp.max_master");
-                }
-                anyhow::ensure!(m.max_info_frames >= 1, "device {n}: mstp.max_info_frames must be at least 1");
-                anyhow::ensure!(
-                    (9_600..=4_000_000).contains(&m.baud),
-                    "device {n}: mstp.baud must be 9600..=4000000 (MS/TP: 9600 to 115200)"
-                );
+                m.validate().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
                 anyhow::ensure!(
                     serial.insert(m.device.clone()),
                     "device {n}: {} is already used by another device (one device per port)",

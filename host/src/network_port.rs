@@ -77,8 +77,18 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
         .enumerate()
         .filter_map(|(n, i)| {
             let p = &r.ports[i];
+            let view = Some(routes.for_network(p.network));
+            if let Some(m) = &p.mstp {
+                return Some(NetworkPort {
+                    instance: n as u32 + 1,
+                    network: Some(p.network),
+                    transport_only: true,
+                    routes: view,
+                    ..mstp(m)
+                });
+            }
             let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
-            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), Some(routes.for_network(p.network)), i != own))
+            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view, i != own))
         })
         .collect();
     for network in routes.virtual_networks() {

@@ -162,8 +162,8 @@ fn main() {
     let frames = captured(&read("captured.txt"));
     // ASHRAE 135 Annex F examples, all at the APDU layer.
     let examples = captured(&read("standard.txt"));
-    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation, mut records] =
-        std::array::from_fn::<Corpus, 8, _>(|_| Corpus::default());
+    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation, mut records, mut router] =
+        std::array::from_fn::<Corpus, 9, _>(|_| Corpus::default());
 
     for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
         segmentation.add(name, name, scenario.encode());
@@ -239,6 +239,18 @@ fn main() {
     for (name, seed) in record_lists() {
         records.add(name, name, seed);
     }
+    // Router: each NPDU seed arriving on each port, then a learned route
+    // and traffic along it.
+    for (name, seed) in router_sequences() {
+        router.add(name, name, seed);
+    }
+    for (name, n) in &npdu.seeds {
+        for port in 1..=3u8 {
+            let Ok(len) = u8::try_from(n.len()) else { continue };
+            let seed = [&[port, 5, len][..], n].concat();
+            router.add(format!("{name}-{port}"), &format!("{name}-port{port}"), seed);
+        }
+    }
     for round in 0..2 {
         for (i, name, seed) in &bodies {
             service.add(format!("codec{i}-{round}"), name, seed.clone());
@@ -254,6 +266,7 @@ fn main() {
         ("datagram", datagram),
         ("segmentation", segmentation),
         ("read_records", records),
+        ("router", router),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }
@@ -281,6 +294,22 @@ fn record_lists() -> Vec<(&'static str, Vec<u8>)> {
     read_records::write_result(&mut all, AV1, P::OBJECT_NAME, None, Ok(&Value::CharacterString(bacnet::CharacterString::utf8("Zone")).into()));
     read_records::write_result(&mut all, AV1, P::PRESENT_VALUE, None, Ok(&real));
     vec![("mixed-targets", mixed), ("all-expanded", all), ("empty", Vec::new())]
+}
+
+/// Router inputs of several NPDUs: a route learned, then used; a busy
+/// network; a global broadcast.
+fn router_sequences() -> Vec<(&'static str, Vec<u8>)> {
+    let chunk = |port: u8, from: u8, npdu: &str| {
+        let n = hex(npdu);
+        [&[port, from, n.len() as u8][..], &n].concat()
+    };
+    // I-Am-Router-To-Network 40 from port 3, then an APDU for 40:3 from port 1.
+    let learned = [chunk(3, 9, "01800100 28"), chunk(1, 5, "0124002803070809ff 0000")].concat();
+    // Router-Busy-To-Network 40, then the same APDU (rejected busy).
+    let busy = [chunk(3, 9, "01800100 28"), chunk(3, 9, "01800400 28"), chunk(1, 5, "0124002803070809ff 0000")].concat();
+    // A global Who-Is, and a Who-Is-Router-To-Network for an unknown network.
+    let global = [chunk(1, 5, "0120ffff00ff 1008"), chunk(2, 5, "01800000 63")].concat();
+    vec![("learned-route", learned), ("busy-network", busy), ("global-and-discovery", global)]
 }
 
 /// What makes an APDU different for seeding: its first octet and its codec.

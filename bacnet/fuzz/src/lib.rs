@@ -173,6 +173,53 @@ fn parse_records(data: &[u8]) -> Option<Vec<Vec<ParsedRecord>>> {
     unreachable!("a parse that consumes nothing")
 }
 
+/// The router (`bacnet::router`) fed a sequence of NPDUs: each input is
+/// chunks of `[port, from, length, NPDU…]`, one second apart. Nothing
+/// panics; every NPDU it sends decodes and fits the port it leaves by; one
+/// NPDU in never makes more than one per other port plus an answer and a
+/// discovery round; the learned routes stay within their bound.
+pub fn check_router(data: &[u8]) {
+    use bacnet::router::{LinkTarget, Mac, PortConfig, PortId, Router, RouterConfig};
+    const MAX_LEARNED: usize = 8;
+    let ports = vec![
+        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6) },
+        PortConfig { id: PortId(2), network: 2, max_npdu: 501, mac_len: Some(1) },
+        PortConfig { id: PortId(3), network: 3, max_npdu: 1497, mac_len: Some(3) },
+    ];
+    let mut config = RouterConfig::new(ports.clone());
+    config.max_learned_routes = MAX_LEARNED;
+    let mut router = Router::new(config).expect("a valid configuration");
+    let mut rest = data;
+    let mut now = core::time::Duration::ZERO;
+    while let [port, from, len, tail @ ..] = rest {
+        let n = (*len as usize).min(tail.len());
+        let (npdu, next) = tail.split_at(n);
+        rest = next;
+        let port = PortId(port % 4); // 0 is no port: counted as malformed
+        let mac: &[u8] = match port.0 {
+            1 => &[127, 0, 0, 1, 0xBA, *from],
+            3 => &[0, 0, *from],
+            _ => core::slice::from_ref(from),
+        };
+        router.handle_timeout(now);
+        let _ = router.handle_npdu(now, port, mac, npdu);
+        let mut sent = 0;
+        while let Some(t) = router.poll_transmit() {
+            sent += 1;
+            let out = ports.iter().find(|p| p.id == t.port).expect("a transmit names one of the ports");
+            assert!(t.npdu.len() <= out.max_npdu, "{} octets out of port {:?}", t.npdu.len(), t.port);
+            Npdu::decode(&t.npdu).unwrap_or_else(|e| panic!("the router sent {:02x?}, which does not decode: {e}", t.npdu));
+            if let LinkTarget::Unicast(m) = t.to {
+                assert!(!m.as_bytes().is_empty() && Mac::new(m.as_bytes()).is_some());
+            }
+        }
+        // A forward to every other port, or an answer and a discovery on the other ports.
+        assert!(sent <= ports.len() + 1, "{sent} NPDUs sent for one received");
+        assert!(router.table().learned() <= MAX_LEARNED);
+        now += core::time::Duration::from_secs(1);
+    }
+}
+
 /// One service body through codec `T`.
 pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
     round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
@@ -303,12 +350,13 @@ mod tests {
 
     type Check = fn(&[u8]);
 
-    const TARGETS: [(&str, Check); 8] = [
+    const TARGETS: [(&str, Check); 9] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),
         ("value", check_value),
         ("read_records", check_read_records),
+        ("router", check_router),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),

@@ -40,7 +40,9 @@ pub use native::DeviceOnlyModel;
 pub use bacnet::router::RouterCounters;
 pub use endpoint::{BipPort, bind, serve, serve_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
-pub use router_node::{MAX_WIRE_ROUNDS, RouterBipPort, RouterNode, VirtualNetwork, serve_router, virtual_mac};
+pub use router_node::{
+    MAX_WIRE_ROUNDS, RouterBipPort, RouterMstpPort, RouterNode, VirtualNetwork, serve_router, virtual_mac,
+};
 
 use anyhow::Context;
 use bacnet::{ObjectIdentifier, ObjectType};

@@ -42,6 +42,10 @@ impl MstpPort {
     pub fn name(&self) -> &str {
         self.driver.name()
     }
+
+    pub(super) fn into_parts(self) -> (MstpHandle, MstpDriver) {
+        (self.handle, self.driver)
+    }
 }
 
 /// Open the MS/TP port `port` names (the driver thread starts when served).
@@ -109,7 +113,7 @@ impl Inbound for MstpInbound {
 }
 
 /// Stops the port's driver when dropped.
-struct ShutdownOnDrop(MstpSender);
+pub(super) struct ShutdownOnDrop(pub(super) MstpSender);
 
 impl Drop for ShutdownOnDrop {
     fn drop(&mut self) {

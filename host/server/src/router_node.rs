@@ -25,6 +25,7 @@
 
 use super::dispatch::Server;
 use super::endpoint::BipPort;
+use super::mstp::ShutdownOnDrop;
 use super::network_port::{RouteRow, RoutingView};
 use super::outbox::Outbox;
 use super::station::{Delivery, Link, MAX_BATCH, Station};
@@ -36,9 +37,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::Notify;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use trellis_bip::{BipDriver, BipHandle};
 use trellis_model::ObjectModel;
+use trellis_mstp::{MstpSender, Received};
+use trellis_net::mstp::{BROADCAST_MAC, bridge};
 use trellis_net::{DeviceAddress, sleep_until};
 
 /// Rounds of device-to-device traffic (one virtual device's NPDU routed
@@ -47,6 +51,10 @@ pub const MAX_WIRE_ROUNDS: usize = 4;
 
 /// The longest NPDU a B/IP port carries (Annex J: 1497 octets).
 const BIP_MAX_NPDU: usize = 1497;
+/// The longest NPDU an MS/TP data frame carries (Clause 9: 501 octets).
+const MSTP_MAX_NPDU: usize = 501;
+/// NPDUs waiting between an MS/TP port's bridge thread and the loop.
+const MSTP_QUEUE: usize = 1024;
 
 /// A B/IP port of the router, bound.
 pub struct RouterBipPort<M> {
@@ -59,6 +67,17 @@ pub struct RouterBipPort<M> {
     pub device: Option<Arc<Server<M>>>,
     /// Where this port's routing table is published (its Network Port
     /// object's Routing_Table).
+    pub routes: RoutingView,
+}
+
+/// An MS/TP port of the router (a trunk it routes to; no device of the
+/// gateway's own on it).
+pub struct RouterMstpPort {
+    /// The port, opened.
+    pub port: super::mstp::MstpPort,
+    /// The network number of the MS/TP network on it.
+    pub network: u16,
+    /// Where this port's routing table is published.
     pub routes: RoutingView,
 }
 
@@ -76,6 +95,8 @@ pub struct VirtualNetwork<M> {
 pub struct RouterNode<M> {
     /// Its B/IP ports (at least one).
     pub ports: Vec<RouterBipPort<M>>,
+    /// Its MS/TP ports.
+    pub mstp_ports: Vec<RouterMstpPort>,
     /// Its virtual networks.
     pub virtual_networks: Vec<VirtualNetwork<M>>,
     /// Where the router's counters are published for operators and tests.
@@ -241,6 +262,15 @@ struct BipSide<M> {
     pending: Vec<(SocketAddrV4, Vec<u8>)>,
 }
 
+/// An MS/TP port as the loop holds it.
+struct MstpSide {
+    id: PortId,
+    sender: MstpSender,
+    received: mpsc::Receiver<Received>,
+    pending: Option<Received>,
+    _stop: ShutdownOnDrop,
+}
+
 /// A virtual network as the loop holds it.
 struct VirtualSide<M> {
     id: PortId,
@@ -253,6 +283,7 @@ struct Node<M> {
     router: Router,
     epoch: Instant,
     bip: Vec<BipSide<M>>,
+    mstp: Vec<MstpSide>,
     virtuals: Vec<VirtualSide<M>>,
     wire: Arc<Wire>,
     counters: Arc<Mutex<RouterCounters>>,
@@ -288,6 +319,22 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         drivers.push(driver);
         bip.push(BipSide { id, handle, mac, device, pending: Vec::new() });
     }
+    let mut mstp = Vec::new();
+    for p in node.mstp_ports {
+        let id = PortId(next_id);
+        next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
+        views.push((id, p.routes.clone()));
+        ports.push(PortConfig { id, network: p.network, max_npdu: MSTP_MAX_NPDU, mac_len: Some(1) });
+        let (handle, driver) = p.port.into_parts();
+        let name = driver.name().to_string();
+        driver.spawn()?;
+        let (sender, from_driver) = handle.into_parts();
+        tracing::info!(port = %name, mac = sender.mac(), network = p.network, "router port: MS/TP");
+        let (tx, received) = mpsc::channel(MSTP_QUEUE);
+        bridge(from_driver, tx, |r| r);
+        let stop = ShutdownOnDrop(sender.clone());
+        mstp.push(MstpSide { id, sender, received, pending: None, _stop: stop });
+    }
     let mut virtuals = Vec::new();
     for v in node.virtual_networks {
         let id = PortId(next_id);
@@ -310,8 +357,17 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         anyhow::bail!("a router needs at least two networks (B/IP ports or virtual networks)");
     }
     let router = Router::new(RouterConfig::new(ports)).map_err(|e| anyhow::anyhow!("router: {e}"))?;
-    let mut node =
-        Node { router, epoch: Instant::now(), bip, virtuals, wire, counters: node.counters, views, published: None };
+    let mut node = Node {
+        router,
+        epoch: Instant::now(),
+        bip,
+        mstp,
+        virtuals,
+        wire,
+        counters: node.counters,
+        views,
+        published: None,
+    };
     node.router.announce();
     node.deliver(None);
     node.run(drivers).await
@@ -333,6 +389,7 @@ impl<M: ObjectModel> Node<M> {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 },
                 _ = wake.notified() => {}
+                _ = any_received(&mut self.mstp) => {}
                 _ = sleep_until(deadline) => {}
             }
             self.wire.busy.store(true, Ordering::Release);
@@ -341,6 +398,9 @@ impl<M: ObjectModel> Node<M> {
             self.each_station(|s| s.begin_intake());
             for (i, driver) in drivers.iter_mut().enumerate() {
                 driver.drain(MAX_BATCH, |n| self.arrival(i, n.source, n.npdu, n.broadcast));
+            }
+            for i in 0..self.mstp.len() {
+                self.mstp_intake(i);
             }
             self.each_station(|s| s.end_intake());
             for _ in 0..MAX_WIRE_ROUNDS {
@@ -410,6 +470,23 @@ impl<M: ObjectModel> Node<M> {
         }
     }
 
+    /// What MS/TP port `i` received. The router's port has no application
+    /// of its own: a frame expecting a reply is answered with Reply
+    /// Postponed at once (the answer, if any, comes through the router
+    /// later, at our next token).
+    fn mstp_intake(&mut self, i: usize) {
+        for _ in 0..MAX_BATCH {
+            let side = &mut self.mstp[i];
+            let Some(r) = side.pending.take().or_else(|| side.received.try_recv().ok()) else { return };
+            if r.expecting_reply {
+                let _ = side.sender.reply_postponed(r.source_mac);
+            }
+            let (id, now) = (side.id, self.now());
+            let _ = self.router.handle_npdu(now, id, &[r.source_mac], &r.npdu);
+            self.deliver(None);
+        }
+    }
+
     /// Hand the router's transmits to their ports. `origin`: the B/IP
     /// address the NPDU that caused them came from, which virtual devices
     /// see as their peer's link (for per-address limits).
@@ -441,6 +518,15 @@ impl<M: ObjectModel> Node<M> {
                 frame.extend_from_slice(&t.npdu);
                 if trellis_bip::write_header(&mut frame, t.to == LinkTarget::Broadcast).is_ok() {
                     side.pending.push((to, frame));
+                }
+            } else if let Some(side) = self.mstp.iter().find(|m| m.id == t.port) {
+                let mac = match t.to {
+                    LinkTarget::Broadcast => BROADCAST_MAC,
+                    LinkTarget::Unicast(mac) => mac.as_bytes().first().copied().unwrap_or(BROADCAST_MAC),
+                };
+                let expecting_reply = t.npdu.get(1).is_some_and(|control| control & 0x04 != 0) && mac != BROADCAST_MAC;
+                if let Err(e) = side.sender.send(mac, t.npdu, expecting_reply) {
+                    tracing::debug!(error = ?e, mac, "router: an NPDU for the MS/TP port was not queued");
                 }
             } else if let Some(v) = self.virtuals.iter_mut().find(|v| v.id == t.port) {
                 for (mac, station) in &mut v.devices {
@@ -546,6 +632,30 @@ impl<M: ObjectModel, L: Link> StationControl for Station<M, L> {
     fn publish(&self) {
         self.publish_counters()
     }
+}
+
+/// Wait until an MS/TP port has received an NPDU (kept as its `pending`).
+async fn any_received(ports: &mut [MstpSide]) {
+    if ports.is_empty() {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for p in ports.iter_mut() {
+            if p.pending.is_some() {
+                return Poll::Ready(());
+            }
+            match p.received.poll_recv(cx) {
+                Poll::Ready(Some(r)) => {
+                    p.pending = Some(r);
+                    return Poll::Ready(());
+                }
+                // The bridge stopped (the driver ended): nothing more comes.
+                Poll::Ready(None) | Poll::Pending => {}
+            }
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// Wait until one of the ports has a datagram; true when a port failed.

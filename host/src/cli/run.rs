@@ -191,7 +191,18 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     if let Some(router) = &router {
         let shard = shards.for_device(0);
         let mut ports = Vec::new();
+        let mut mstp_ports = Vec::new();
         for (p, device) in router.ports.iter().zip(port_devices) {
+            if let Some(m) = &p.mstp {
+                let port = bind_mstp(m.port_config()).with_context(|| format!("router port {}", m.device))?;
+                eprintln!(
+                    "trellis: router: network {} on MS/TP {} at {} baud, MAC {}",
+                    p.network, m.device, m.baud, m.mac
+                );
+                let routes = routes.for_network(p.network);
+                mstp_ports.push(crate::server::RouterMstpPort { port, network: p.network, routes });
+                continue;
+            }
             let bip = trellis_bip::BipConfig::from_cidr(&p.bind, p.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
             let port = {
                 let _in_shard = shard.enter();
@@ -208,7 +219,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 crate::server::VirtualNetwork { network, devices, routes: routes.for_network(network) }
             })
             .collect();
-        let node = crate::server::RouterNode { ports, virtual_networks, counters: Default::default() };
+        let node = crate::server::RouterNode { ports, mstp_ports, virtual_networks, counters: Default::default() };
         let serving = shard.spawn(async move { crate::server::serve_router(node).await });
         tasks.spawn(async move { serving.await? });
     }

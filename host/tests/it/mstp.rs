@@ -519,13 +519,13 @@ async fn the_cli_reaches_a_served_device_over_mstp() {
 
 /// `trellis sim-line`: a process of its own that paces a simulated line
 /// and hands out one pseudo-terminal per station. Killed by PID on drop.
-struct SimLineProcess {
+pub(crate) struct SimLineProcess {
     child: std::process::Child,
 }
 
 impl SimLineProcess {
     /// Start it; the station paths it prints.
-    fn start(args: &[&str]) -> (SimLineProcess, Vec<String>) {
+    pub(crate) fn start(args: &[&str]) -> (SimLineProcess, Vec<String>) {
         use std::io::BufRead;
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
             .arg("sim-line")

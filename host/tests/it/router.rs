@@ -347,3 +347,47 @@ async fn futures_numbers(client: &Client, device: &DeviceAddress) -> Vec<u64> {
     }
     out
 }
+
+/// B/IP ↔ MS/TP (`examples/mstp-trunk.toml`): on a simulated line, the
+/// router is MAC 1 and a served device MAC 2 (another gateway process); a
+/// client on B/IP reads and writes that device through the router.
+///
+/// ```text
+/// client ──ReadProperty DNET 2 DADR 02──▶ router (B/IP :P) ══MS/TP══▶ device 2002 (MAC 2)
+///        ◀──ComplexACK SNET 2 SADR 02──── router ◀══ at the device's token ══
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_on_ip_reaches_a_device_on_the_mstp_trunk() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "mstp-trunk");
+    let (_line, ptys) = crate::mstp::SimLineProcess::start(&["--baud", "38400", "--stations", "2"]);
+    let port = free_port();
+    let router =
+        example("mstp-trunk.toml").replace("port = 47808", &format!("port = {port}")).replace("/dev/ttyUSB0", &ptys[0]);
+    let gateway = start("mstp-trunk.toml", &router, &scratch);
+    let device = format!(
+        "[[device]]\ninstance = 2002\npassword = \"x\"\nmstp = {{ device = \"{}\", baud = 38400, mac = 2, max_master = 7 }}\n",
+        ptys[1]
+    );
+    let station = start("station.toml", &device, &Scratch::new("router", "mstp-station"));
+    let client = bind_client().await;
+    let remote = behind(port, 2, &[2]);
+    let id = client
+        .read_property(&remote, device_id(2002), PropertyIdentifier::OBJECT_IDENTIFIER, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nrouter:\n{}\nstation:\n{}", gateway.log(), station.log()));
+    assert_eq!(id, Value::ObjectIdentifier(device_id(2002)).into());
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
+    client
+        .write_property(&remote, av1, PropertyIdentifier::PRESENT_VALUE, None, Value::Real(17.25).into(), Some(8))
+        .await
+        .unwrap();
+    let back = client.read_property(&remote, av1, PropertyIdentifier::PRESENT_VALUE, None).await.unwrap();
+    assert_eq!(back, Value::Real(17.25).into());
+    drop(station);
+    drop(gateway);
+}
+
+fn device_id(instance: u32) -> ObjectIdentifier {
+    device(instance)
+}
