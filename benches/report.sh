@@ -68,6 +68,7 @@ run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
 run amplification $STRESS amplification --target all
 # Unpinned: the gateway's threads may use every core the machine has.
+run router $STRESS router --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
 run devices $STRESS devices --devices 1,8 --clients-per-device 8 --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS --pin off
 run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 echo "==> runs took $(( $(date +%s) - START )) s"

@@ -30,6 +30,26 @@ impl ReadPropertyTemplate {
         Ok(ReadPropertyTemplate { invoke_offset: datagram.len() - apdu_len + 2, datagram })
     }
 
+    /// The same request to a device behind a router: the NPDU carries DNET
+    /// `net` and DADR `mac` (the router, at the datagram's destination,
+    /// routes it).
+    pub fn routed(
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        net: u16,
+        mac: &[u8],
+    ) -> Result<Self, EncodeError> {
+        let apdu = encode_apdu(object, property, 0);
+        let mut n = Npdu::local_apdu(&apdu, true);
+        n.destination = Some(bacnet::npdu::NetAddress { net, mac });
+        n.hop_count = bacnet::npdu::DEFAULT_HOP_COUNT;
+        let mut npdu = Vec::new();
+        n.encode(&mut npdu)?;
+        let mut datagram = Vec::new();
+        Bvll::OriginalUnicastNpdu(&npdu).encode(&mut datagram)?;
+        Ok(ReadPropertyTemplate { invoke_offset: datagram.len() - apdu.len() + 2, datagram })
+    }
+
     /// The datagram with this invoke ID.
     pub fn with_invoke_id(&mut self, invoke_id: u8) -> &[u8] {
         self.datagram[self.invoke_offset] = invoke_id;

@@ -147,6 +147,18 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// The router: ReadProperty through Trellis's router (a device on a
+    /// virtual network behind its port) beside the same device served
+    /// directly and the rusty-bacnet wheel's server (added p50, throughput),
+    /// then --scale devices behind one port (resident memory per device, a
+    /// Who-Is to all of them). One JSON line per step; Trellis and rusty.
+    Router {
+        /// Devices behind one port in the scale step.
+        #[arg(long, default_value_t = 100)]
+        scale: u32,
+        #[command(flatten)]
+        common: Common,
+    },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
     /// cold start apart; the gateway (demo-building plugin) runs in this
@@ -360,6 +372,10 @@ fn main() -> anyhow::Result<()> {
         Scenario::Devices { devices, clients_per_device, common } => {
             let o = steps(&common, &[1], &[1])?;
             with_env(&common, |env| scenario::devices::run(env, &devices, clients_per_device, &o))
+        }
+        Scenario::Router { scale, common } => {
+            let o = steps(&common, &[1, 10], &[1])?;
+            with_env(&common, |env| scenario::router::run(env, scale, &o))
         }
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));

@@ -9,6 +9,7 @@ pub mod amplification;
 pub mod data;
 pub mod devices;
 pub mod page;
+pub mod router;
 pub mod sections;
 pub mod svg;
 

@@ -43,6 +43,7 @@ pub fn page(results: &Results) -> Page {
     sections::swap_section(&mut p, results);
     sections::cost_section(&mut p, results);
     super::devices::devices_section(&mut p, results);
+    super::router::router_section(&mut p, results);
     super::amplification::amplification_section(&mut p, results);
     mstp_section(&mut p, results);
     not_measured(&mut p.markdown);
@@ -265,7 +266,7 @@ fn targets(md: &mut String, results: &Results, clients: &ClientsTable) {
     sections::swap_target(md, results);
     sections::cost_target(md, results);
     super::devices::devices_target(md, results);
-    let _ = writeln!(md, "| router hop BACnet/IP → BACnet/IP ≤ 5 µs | not measured yet (no router) | – |");
+    super::router::router_targets(md, results);
     md.push('\n');
 }
 
@@ -490,7 +491,8 @@ fn not_measured(md: &mut String) {
         "Issue 5 asks for more than this report holds so far; these are not run, so no figure is claimed:\n\n\
          - the Criterion suites (codec per PDU, B/IP latency of ReadProperty, ReadPropertyMultiple of 10 and 256, \
          WriteProperty, the plugin boundary, a swap);\n\
-         - the router hop (no router yet).\n\n\
+         - the router hop with a routing-policy plugin in the path (no policy plugins yet), and B/IP ↔ MS/TP \
+         routing against the MS/TP wire limit.\n\n\
          Not run against every target: `segmentation`, `mixed` and `cov` speak services a bare UDP echo cannot \
          answer, so their floor is the echo's row in `clients`; `swap` has no peer that can swap its object \
          model.\n"

@@ -28,6 +28,7 @@ pub mod cov;
 pub mod devices;
 pub mod mixed;
 pub mod objects;
+pub mod router;
 pub mod segmentation;
 pub mod swap;
 
@@ -75,8 +76,21 @@ pub struct StepOptions {
     pub client_threads: usize,
 }
 
-/// The readiness probe's request: ReadProperty analog-input,1 present-value,
-/// which every target has.
+/// The same request to the first device behind Trellis's router (the
+/// probe of a [`Setup::routed`](crate::target::Setup::routed) gateway).
+pub fn routed_request() -> ReadPropertyTemplate {
+    let mac = crate::target::ROUTED_FIRST.to_be_bytes();
+    ReadPropertyTemplate::routed(
+        ObjectIdentifier::new(ObjectType::ANALOG_INPUT, 1).expect("a valid identifier"),
+        PropertyIdentifier::PRESENT_VALUE,
+        crate::target::ROUTED_NETWORK,
+        &mac[1..],
+    )
+    .expect("a small request encodes")
+}
+
+/// The readiness probe and the `clients` request: ReadProperty of
+/// analog-input,1 present-value.
 pub fn probe_request() -> ReadPropertyTemplate {
     let object = ObjectIdentifier::new(ObjectType::ANALOG_INPUT, 1).expect("analog-input,1 is a valid identifier");
     ReadPropertyTemplate::new(object, PropertyIdentifier::PRESENT_VALUE).expect("a ReadProperty encodes")
@@ -85,7 +99,8 @@ pub fn probe_request() -> ReadPropertyTemplate {
 impl Env {
     /// Start `kind` serving `setup`, and say so on stderr.
     pub fn start(&self, kind: TargetKind, setup: &Setup) -> anyhow::Result<Server> {
-        let s = Server::start(kind, &self.programs, setup, self.server_cpu.as_deref(), &probe_request(), READY_WITHIN)
+        let probe = if setup.routed > 0 && kind == TargetKind::Trellis { routed_request() } else { probe_request() };
+        let s = Server::start(kind, &self.programs, setup, self.server_cpu.as_deref(), &probe, READY_WITHIN)
             .with_context(|| format!("start {}", kind.name()))?;
         eprintln!(
             "stress-test: {} on {} (pid {}, answering after {} ms): analog-input,1 present-value = {}",

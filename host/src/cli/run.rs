@@ -71,6 +71,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     };
     let engine_config = crate::plugin::EngineConfig {
         cache_dir: config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir),
+        pooling: Some(pool_for(&config.devices)),
         ..Default::default()
     };
     let engine = tokio::task::spawn_blocking(move || PluginEngine::new(&engine_config))
@@ -283,6 +284,18 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     drop(shards);
     eprintln!("trellis: stopped");
     Ok(())
+}
+
+/// The engine's instance pool, sized for `devices`: an instance each, a
+/// second for each during a hot swap, and a few spare (never fewer than the
+/// default 16); each slot as large as the largest device's memory limit.
+fn pool_for(devices: &[DeviceSection]) -> crate::plugin::PoolConfig {
+    let default = crate::plugin::PoolConfig::default();
+    let largest = devices.iter().map(|d| (d.memory_mb as usize) << 20).max().unwrap_or(0);
+    crate::plugin::PoolConfig {
+        max_instances: default.max_instances.max(u32::try_from(devices.len() * 2 + 4).unwrap_or(u32::MAX)),
+        limits: crate::plugin::Limits { memory_bytes: default.limits.memory_bytes.max(largest), ..default.limits },
+    }
 }
 
 /// A device's port, bound before anything is said to serve.
