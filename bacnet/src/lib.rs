@@ -18,6 +18,7 @@
 extern crate alloc;
 
 pub mod apdu;
+pub mod bbmd;
 pub mod bvll;
 pub mod codec;
 pub mod cov;

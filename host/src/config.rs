@@ -91,6 +91,88 @@ pub struct Config {
     pub router: Option<RouterSection>,
 }
 
+/// `bbmd = { … }` on a B/IP `[[device]]` or `[[router.port]]`: the port is
+/// a BBMD (Annex J), hardened: no foreign device registers unless its
+/// network is listed, the BDT is not writable over the network, and every
+/// management request is rate-limited per source.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BbmdSection {
+    /// The peer BBMDs: `IP:PORT` (broadcasts are sent to it, which
+    /// rebroadcasts them) or `IP:PORT/PREFIX` (sent to that subnet's
+    /// directed broadcast address). This port's own entry is added.
+    #[serde(default)]
+    pub peers: Vec<String>,
+    /// Networks (`IP/PREFIX`) whose hosts may register as foreign devices;
+    /// none by default.
+    #[serde(default)]
+    pub foreign_devices: Vec<String>,
+    /// Foreign devices registered at once (default 128).
+    pub max_foreign_devices: Option<usize>,
+    /// The longest time-to-live granted, in seconds (default 3600).
+    pub max_ttl: Option<u16>,
+    /// Let Write-Broadcast-Distribution-Table replace the table (default false).
+    #[serde(default)]
+    pub accept_write_bdt: bool,
+    /// Management requests per second one source IP may make (default 10).
+    pub requests_per_second: Option<u32>,
+    /// And at once (default 20).
+    pub request_burst: Option<u32>,
+}
+
+impl BbmdSection {
+    /// The BBMD's settings for a port at `local` broadcasting to `broadcast`.
+    pub fn resolve(
+        &self,
+        local: std::net::SocketAddrV4,
+        broadcast: std::net::SocketAddrV4,
+    ) -> anyhow::Result<trellis_bip::BbmdConfig> {
+        use std::net::{Ipv4Addr, SocketAddrV4};
+        let mask =
+            |prefix: u8| Ipv4Addr::from(if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix.min(32))) });
+        let mut bdt = vec![bacnet::bvll::BdtEntry { address: local, mask: Ipv4Addr::BROADCAST }];
+        for p in &self.peers {
+            let (addr, prefix) = match p.split_once('/') {
+                Some((a, n)) => (
+                    a,
+                    n.parse::<u8>()
+                        .ok()
+                        .filter(|n| *n <= 32)
+                        .ok_or_else(|| anyhow::anyhow!("bbmd.peers: bad prefix in `{p}`"))?,
+                ),
+                None => (p.as_str(), 32),
+            };
+            let address: SocketAddrV4 =
+                addr.parse().map_err(|_| anyhow::anyhow!("bbmd.peers: `{p}` is not IP:PORT[/PREFIX]"))?;
+            if address != local {
+                bdt.push(bacnet::bvll::BdtEntry { address, mask: mask(prefix) });
+            }
+        }
+        let mut foreign_devices = Vec::new();
+        for n in &self.foreign_devices {
+            let (ip, prefix) =
+                n.split_once('/').ok_or_else(|| anyhow::anyhow!("bbmd.foreign_devices: `{n}` is not IP/PREFIX"))?;
+            let ip: Ipv4Addr =
+                ip.parse().map_err(|_| anyhow::anyhow!("bbmd.foreign_devices: `{n}` is not IP/PREFIX"))?;
+            let prefix: u8 = prefix
+                .parse()
+                .ok()
+                .filter(|p| *p <= 32)
+                .ok_or_else(|| anyhow::anyhow!("bbmd.foreign_devices: bad prefix in `{n}`"))?;
+            foreign_devices.push((ip, prefix));
+        }
+        let mut c = trellis_bip::BbmdConfig::new(local, broadcast, bdt);
+        c.foreign_devices = foreign_devices;
+        c.accept_write_bdt = self.accept_write_bdt;
+        c.max_foreign_devices = self.max_foreign_devices.unwrap_or(c.max_foreign_devices);
+        c.max_ttl = self.max_ttl.unwrap_or(c.max_ttl);
+        c.requests_per_second = self.requests_per_second.unwrap_or(c.requests_per_second);
+        c.request_burst = self.request_burst.unwrap_or(c.request_burst);
+        anyhow::ensure!(c.request_burst >= 1, "bbmd.request_burst must be at least 1");
+        Ok(c)
+    }
+}
+
 /// `[router]`.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
@@ -116,6 +198,8 @@ pub struct RouterPortSection {
     pub network: u16,
     /// An MS/TP port instead of B/IP (`bind` and `port` are then unused).
     pub mstp: Option<MstpSection>,
+    /// Make this B/IP port a BBMD.
+    pub bbmd: Option<BbmdSection>,
 }
 
 impl RouterSection {
@@ -189,6 +273,8 @@ pub struct DeviceSection {
     /// Live on this virtual network behind the gateway's router (`[router]`)
     /// instead of on a port of its own (`bind` and `port` are then unused).
     pub virtual_network: Option<u16>,
+    /// Make this device's B/IP port a BBMD.
+    pub bbmd: Option<BbmdSection>,
 }
 
 /// `mstp = { … }` in a `[[device]]`: an MS/TP port on a serial device.
@@ -386,6 +472,7 @@ impl Default for DeviceSection {
             accept_time_sync: true,
             mstp: None,
             virtual_network: None,
+            bbmd: None,
         }
     }
 }
@@ -468,6 +555,7 @@ impl Config {
                     "router port {n}: network must be 1..=65534 and differ from the other ports'"
                 );
                 if let Some(m) = &p.mstp {
+                    anyhow::ensure!(p.bbmd.is_none(), "router port {n}: a BBMD is a B/IP port's, not an MS/TP port's");
                     m.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
                     anyhow::ensure!(!m.slave, "router port {n}: a router's MS/TP port is a master (slave = false)");
                     anyhow::ensure!(
@@ -477,8 +565,12 @@ impl Config {
                     );
                     continue;
                 }
-                trellis_bip::BipConfig::from_cidr(&p.bind, p.port)
+                let bip = trellis_bip::BipConfig::from_cidr(&p.bind, p.port)
                     .map_err(|e| anyhow::anyhow!("router port {n}: bind: {e}"))?;
+                if let Some(b) = &p.bbmd {
+                    b.resolve(bip.bind, std::net::SocketAddrV4::new(bip.broadcast_ip(), p.port))
+                        .map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
+                }
                 anyhow::ensure!(
                     p.port != 0 && addresses.insert((p.bind.clone(), p.port)),
                     "router port {n}: {}:{} is 0 or used by another router port",
@@ -538,7 +630,16 @@ impl Config {
                 );
                 continue;
             }
-            trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;
+            let bip = trellis_bip::BipConfig::from_cidr(&d.bind, d.port)
+                .map_err(|e| anyhow::anyhow!("device {n}: bind: {e}"))?;
+            if let Some(b) = &d.bbmd {
+                anyhow::ensure!(
+                    self.router.as_ref().is_none_or(|r| r.port_of(d).is_none()),
+                    "device {n}: on a router port, the BBMD is the router port's (`bbmd` in its [[router.port]])"
+                );
+                b.resolve(bip.bind, std::net::SocketAddrV4::new(bip.broadcast_ip(), d.port))
+                    .map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
+            }
             anyhow::ensure!(
                 d.port == 0 || ports.insert((d.bind.clone(), d.port)),
                 "device {n}: {}:{} is already used by another device (one device per port)",

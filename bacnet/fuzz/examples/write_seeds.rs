@@ -162,8 +162,18 @@ fn main() {
     let frames = captured(&read("captured.txt"));
     // ASHRAE 135 Annex F examples, all at the APDU layer.
     let examples = captured(&read("standard.txt"));
-    let [mut bvll, mut npdu, mut apdu, mut value, mut service, mut datagram, mut segmentation, mut records, mut router] =
-        std::array::from_fn::<Corpus, 9, _>(|_| Corpus::default());
+    let [
+        mut bvll,
+        mut npdu,
+        mut apdu,
+        mut value,
+        mut service,
+        mut datagram,
+        mut segmentation,
+        mut records,
+        mut router,
+        mut bbmd,
+    ] = std::array::from_fn::<Corpus, 10, _>(|_| Corpus::default());
 
     for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
         segmentation.add(name, name, scenario.encode());
@@ -244,6 +254,16 @@ fn main() {
     for (name, seed) in router_sequences() {
         router.add(name, name, seed);
     }
+    // BBMD: a registration from an allowed foreign device, then each BVLL
+    // seed from it, from a peer and from a local station.
+    let register = hex("81050006 003c");
+    for (name, b) in &bvll.seeds {
+        let Ok(len) = u8::try_from(b.len()) else { continue };
+        for (who, source) in [("fd", 0x85u8), ("peer", 0x01), ("local", 0x47)] {
+            let seed = [&[0x85, 0, register.len() as u8][..], &register, &[source, 1, len], b].concat();
+            bbmd.add(format!("{name}-{who}"), &format!("{name}-from-{who}"), seed);
+        }
+    }
     for (name, n) in &npdu.seeds {
         for port in 1..=3u8 {
             let Ok(len) = u8::try_from(n.len()) else { continue };
@@ -267,6 +287,7 @@ fn main() {
         ("segmentation", segmentation),
         ("read_records", records),
         ("router", router),
+        ("bbmd", bbmd),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }

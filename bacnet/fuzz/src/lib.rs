@@ -220,6 +220,49 @@ pub fn check_router(data: &[u8]) {
     }
 }
 
+/// The BBMD (`bacnet::bbmd`) fed a sequence of datagrams: each input is
+/// chunks of `[source, seconds, length, BVLL…]` from 10.0.1.x or 192.168.0.x
+/// (only the latter may register), time moving on by `seconds`. Nothing
+/// panics; one datagram never makes more than one copy per peer, per
+/// foreign device, plus the local rebroadcast and an answer; the FDT never
+/// holds more than its bound; every datagram sent decodes.
+pub fn check_bbmd(data: &[u8]) {
+    use bacnet::bbmd::{Bbmd, BbmdConfig};
+    use bacnet::bvll::BdtEntry;
+    use core::net::{Ipv4Addr, SocketAddrV4};
+    const MAX_FD: usize = 4;
+    let us = SocketAddrV4::new(Ipv4Addr::new(10, 0, 1, 1), 47808);
+    let bdt = vec![
+        BdtEntry { address: us, mask: Ipv4Addr::BROADCAST },
+        BdtEntry { address: SocketAddrV4::new(Ipv4Addr::new(10, 0, 2, 1), 47808), mask: Ipv4Addr::BROADCAST },
+        BdtEntry { address: SocketAddrV4::new(Ipv4Addr::new(10, 0, 3, 0), 47808), mask: Ipv4Addr::new(255, 255, 255, 0) },
+    ];
+    let mut config = BbmdConfig::new(us, SocketAddrV4::new(Ipv4Addr::new(10, 0, 1, 255), 47808), bdt);
+    config.foreign_devices = vec![(Ipv4Addr::new(192, 168, 0, 0), 24)];
+    config.max_foreign_devices = MAX_FD;
+    let mut bbmd = Bbmd::new(config);
+    let mut rest = data;
+    let mut now = core::time::Duration::ZERO;
+    while let [source, seconds, len, tail @ ..] = rest {
+        let n = (*len as usize).min(tail.len());
+        let (datagram, next) = tail.split_at(n);
+        rest = next;
+        now += core::time::Duration::from_secs(u64::from(*seconds % 64));
+        let net = if source & 0x80 != 0 { [192, 168, 0] } else { [10, 0, 1 + (source & 0x03)] };
+        let from = SocketAddrV4::new(Ipv4Addr::new(net[0], net[1], net[2], source & 0x7F), 47808);
+        if let Ok(msg) = Bvll::decode(datagram) {
+            let _ = bbmd.handle_bvll(now, from, &msg, source & 0x40 != 0);
+        }
+        let mut sent = 0;
+        while let Some(d) = bbmd.poll_transmit() {
+            sent += 1;
+            Bvll::decode(&d.bvll).unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
+        }
+        assert!(sent <= 2 + MAX_FD + 2, "{sent} datagrams for one received");
+        assert!(bbmd.fdt(now).len() <= MAX_FD);
+    }
+}
+
 /// One service body through codec `T`.
 pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
     round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
@@ -350,13 +393,14 @@ mod tests {
 
     type Check = fn(&[u8]);
 
-    const TARGETS: [(&str, Check); 9] = [
+    const TARGETS: [(&str, Check); 10] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),
         ("value", check_value),
         ("read_records", check_read_records),
         ("router", check_router),
+        ("bbmd", check_bbmd),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),

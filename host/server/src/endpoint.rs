@@ -28,6 +28,16 @@ impl BipPort {
         self.handle.local_addr()
     }
 
+    /// Make the port a BBMD (Annex J; see `trellis_bip::enable_bbmd`).
+    pub fn enable_bbmd(&mut self, config: trellis_bip::BbmdConfig) -> Arc<trellis_bip::PortBbmd> {
+        trellis_bip::enable_bbmd(&mut self.handle, &mut self.driver, config)
+    }
+
+    /// The local broadcast address and port.
+    pub fn broadcast_addr(&self) -> std::net::SocketAddrV4 {
+        self.handle.broadcast_addr()
+    }
+
     pub(super) fn into_parts(self) -> (BipHandle, BipDriver) {
         (self.handle, self.driver)
     }

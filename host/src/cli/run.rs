@@ -124,8 +124,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 }
                 // Bound inside the shard, so that its I/O driver polls the sockets.
                 None => {
-                    let _in_shard = shard.enter();
-                    Port::Bip(bind_bip(&bip).with_context(|| format!("device {}", i + 1))?)
+                    let mut port = {
+                        let _in_shard = shard.enter();
+                        bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
+                    };
+                    if let Some(b) = &d.bbmd {
+                        enable_bbmd(&mut port, b)?;
+                    }
+                    Port::Bip(port)
                 }
             })
         };
@@ -205,10 +211,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 continue;
             }
             let bip = trellis_bip::BipConfig::from_cidr(&p.bind, p.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
-            let port = {
+            let mut port = {
                 let _in_shard = shard.enter();
                 bind_bip(&bip).with_context(|| format!("router port {}:{}", p.bind, p.port))?
             };
+            if let Some(b) = &p.bbmd {
+                enable_bbmd(&mut port, b)?;
+            }
             eprintln!("trellis: router: network {} on BACnet/IP {}", p.network, port.local_addr());
             let routes = routes.for_network(p.network);
             ports.push(crate::server::RouterBipPort { port, network: p.network, device, routes });
@@ -296,6 +305,16 @@ fn pool_for(devices: &[DeviceSection]) -> crate::plugin::PoolConfig {
         max_instances: default.max_instances.max(u32::try_from(devices.len() * 2 + 4).unwrap_or(u32::MAX)),
         limits: crate::plugin::Limits { memory_bytes: default.limits.memory_bytes.max(largest), ..default.limits },
     }
+}
+
+/// Make a bound B/IP port a BBMD as `section` says, and say so.
+fn enable_bbmd(port: &mut crate::server::BipPort, section: &crate::config::BbmdSection) -> anyhow::Result<()> {
+    let config = section.resolve(port.local_addr(), port.broadcast_addr())?;
+    let (peers, fds) = (config.bdt.len() - 1, section.foreign_devices.join(", "));
+    port.enable_bbmd(config);
+    let fds = if fds.is_empty() { "none".into() } else { fds };
+    eprintln!("trellis: BBMD on {}: {peers} peer(s); foreign devices from: {fds}", port.local_addr());
+    Ok(())
 }
 
 /// A device's port, bound before anything is said to serve.

@@ -2,6 +2,7 @@
 
 mod admin_socket;
 mod amplification;
+mod bbmd;
 mod capture;
 mod child;
 mod cli;

@@ -55,6 +55,8 @@ pub struct BipDriver {
     local: SocketAddrV4,
     stats: Arc<DriverStats>,
     buf: Box<[u8]>,
+    /// The port's BBMD, when it is one (see [`crate::enable_bbmd`]).
+    pub(crate) bbmd: Option<Arc<crate::PortBbmd>>,
 }
 
 /// The largest datagram received whole.
@@ -68,6 +70,7 @@ impl BipDriver {
             local,
             stats: Arc::new(DriverStats::default()),
             buf: vec![0; MAX_DATAGRAM].into_boxed_slice(),
+            bbmd: None,
         }
     }
 
@@ -126,8 +129,8 @@ impl BipDriver {
     /// requests answered with their NAK). Returns how many datagrams were
     /// read.
     pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
-        let BipDriver { unicast, broadcast_rx, local, stats, buf } = self;
-        let port = Port { unicast, can_tell: broadcast_rx.is_some(), local: *local, stats };
+        let BipDriver { unicast, broadcast_rx, local, stats, buf, bbmd } = self;
+        let port = Port { unicast, can_tell: broadcast_rx.is_some(), local: *local, stats, bbmd: bbmd.as_deref() };
         let mut read = 0;
         // The broadcast socket first: it is rarely busy, and a flood of
         // unicast requests must not starve a Who-Is.
@@ -164,6 +167,7 @@ struct Port<'a> {
     can_tell: bool,
     local: SocketAddrV4,
     stats: &'a DriverStats,
+    bbmd: Option<&'a crate::PortBbmd>,
 }
 
 impl Port<'_> {
@@ -185,6 +189,14 @@ impl Port<'_> {
                 return None;
             }
         };
+        if let Some(bbmd) = self.bbmd {
+            // A BBMD: every message is the BBMD's to handle (Annex J.4).
+            let up = bbmd.with(self.unicast, |b, now| b.handle_bvll(now, from, &msg, on_broadcast_socket));
+            let up =
+                up.filter(|u| u.source != self.local && u.source.port() != 0 && !u.source.ip().is_unspecified())?;
+            self.stats.npdus.fetch_add(1, Ordering::Relaxed);
+            return Some(Inbound { source: up.source, npdu: up.npdu, broadcast: up.broadcast });
+        }
         let (source, npdu, broadcast) = match msg {
             Bvll::OriginalUnicastNpdu(n) => (from, n, false),
             Bvll::OriginalBroadcastNpdu(n) => (from, n, true),

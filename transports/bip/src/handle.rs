@@ -12,11 +12,14 @@ pub struct BipHandle {
     socket: Arc<UdpSocket>,
     local: SocketAddrV4,
     broadcast: SocketAddrV4,
+    /// The port's BBMD, when it is one: our broadcasts go to its peers and
+    /// foreign devices too.
+    pub(crate) bbmd: Option<Arc<crate::PortBbmd>>,
 }
 
 impl BipHandle {
     pub(crate) fn new(socket: Arc<UdpSocket>, local: SocketAddrV4, broadcast: SocketAddrV4) -> Self {
-        BipHandle { socket, local, broadcast }
+        BipHandle { socket, local, broadcast, bbmd: None }
     }
 
     /// Our unicast B/IP address.
@@ -51,6 +54,9 @@ impl BipHandle {
         let mut buf = Vec::with_capacity(4 + msg.npdu().map_or(16, |n| n.len()));
         msg.encode(&mut buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.socket.send_to(&buf, to).await?;
+        if let (Some(bbmd), Bvll::OriginalBroadcastNpdu(npdu)) = (&self.bbmd, msg) {
+            bbmd.with(&self.socket, |b, now| b.handle_local_broadcast(now, npdu));
+        }
         Ok(())
     }
 
@@ -60,6 +66,13 @@ impl BipHandle {
     /// the socket's buffer is full. A datagram the kernel refuses is skipped
     /// and the rest still go; the first such error is returned at the end.
     pub async fn send_frames(&self, frames: &[(SocketAddrV4, &[u8])]) -> std::io::Result<()> {
+        if let Some(bbmd) = &self.bbmd {
+            for (_, frame) in frames {
+                if frame.get(1) == Some(&BvlcFunction::ORIGINAL_BROADCAST_NPDU.0) && frame.len() > HEADROOM {
+                    bbmd.with(&self.socket, |b, now| b.handle_local_broadcast(now, &frame[HEADROOM..]));
+                }
+            }
+        }
         let mut rest = frames;
         let mut first_error = None;
         while !rest.is_empty() {

@@ -17,10 +17,13 @@
 //! with the NAK result Annex J.2 prescribes and drops malformed datagrams with
 //! a `debug` log line naming the fault.
 
+mod bbmd;
 mod config;
 mod driver;
 mod handle;
 
+pub use bacnet::bbmd::{BbmdConfig, BbmdCounters};
+pub use bbmd::PortBbmd;
 pub use config::{BindError, BipConfig, DEFAULT_PORT};
 pub use driver::{BipDriver, DriverStats, Inbound, Received};
 pub use handle::{BipHandle, HEADROOM, write_header};
@@ -29,6 +32,18 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::net::{SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use tokio::net::UdpSocket;
+
+/// Make the port a BBMD (Annex J): from now on its receiving side hands
+/// every BVLL message to the BBMD, which forwards broadcasts to its peers
+/// and foreign devices and answers the BBMD functions instead of the plain
+/// node's NAKs, and its sending side has the BBMD forward the node's own
+/// broadcasts. Returns the BBMD, for its tables and counters.
+pub fn enable_bbmd(handle: &mut BipHandle, driver: &mut BipDriver, config: BbmdConfig) -> Arc<PortBbmd> {
+    let bbmd = Arc::new(PortBbmd::new(config));
+    handle.bbmd = Some(bbmd.clone());
+    driver.bbmd = Some(bbmd.clone());
+    bbmd
+}
 
 /// Open the sockets for `config`.
 pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {

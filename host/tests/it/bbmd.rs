@@ -1,0 +1,135 @@
+//! The BBMD (Annex J) of a served device's port, over real UDP: a foreign
+//! device registers (only from an allowed network), its
+//! Distribute-Broadcast-To-Network reaches the device, the tables read
+//! back, the BDT cannot be written; and the rusty-bacnet wheel as a
+//! foreign device discovers the device through it.
+//!
+//! ```text
+//! foreign device ──Register-Foreign-Device (TTL 60)──▶ BBMD :P ──BVLC-Result 0──▶
+//! foreign device ──Distribute-Broadcast-To-Network (Who-Is)──▶ BBMD ──▶ device ──I-Am──▶ foreign device
+//! ```
+
+use crate::gateway::Gateway;
+use crate::peers::free_port;
+use crate::scratch::Scratch;
+use bacnet::bvll::Bvll;
+use bacnet::enums::BvlcResultCode;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::time::Duration;
+
+fn start(scratch: &Scratch, config: &str) -> Gateway {
+    let path = scratch.path("bbmd.toml");
+    std::fs::write(&path, config).unwrap();
+    Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"))
+}
+
+fn socket(ip: [u8; 4]) -> UdpSocket {
+    let s = UdpSocket::bind((Ipv4Addr::from(ip), 0)).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(1000))).unwrap();
+    s
+}
+
+/// Send one BVLL message to the BBMD and return the first answer.
+fn ask(s: &UdpSocket, bbmd: u16, msg: Bvll<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    msg.encode(&mut out).unwrap();
+    s.send_to(&out, (Ipv4Addr::LOCALHOST, bbmd)).unwrap();
+    let mut buf = [0u8; 1500];
+    let n = s.recv(&mut buf).expect("an answer from the BBMD");
+    buf[..n].to_vec()
+}
+
+fn result(answer: &[u8]) -> BvlcResultCode {
+    match Bvll::decode(answer) {
+        Ok(Bvll::Result(code)) => code,
+        other => panic!("not a BVLC-Result: {other:?}"),
+    }
+}
+
+#[test]
+fn a_foreign_device_registers_and_its_broadcast_reaches_the_device() {
+    let scratch = Scratch::new("bbmd", "example");
+    let port = free_port();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/bbmd.toml")).unwrap();
+    // Only 127.0.0.3 may register in this run.
+    let config = text
+        .replace("port = 47808", &format!("port = {port}"))
+        .replace("foreign_devices = [\"127.0.0.0/8\"]", "foreign_devices = [\"127.0.0.3/32\"]");
+    let gateway = start(&scratch, &config);
+    assert!(gateway.log().contains("BBMD on 127.0.0.1"), "{}", gateway.log());
+
+    let stranger = socket([127, 0, 0, 4]);
+    let refused = ask(&stranger, port, Bvll::RegisterForeignDevice { ttl: 60 });
+    assert_eq!(result(&refused), BvlcResultCode::REGISTER_FOREIGN_DEVICE_NAK, "not from an allowed network");
+
+    let fd = socket([127, 0, 0, 3]);
+    assert_eq!(result(&ask(&fd, port, Bvll::RegisterForeignDevice { ttl: 60 })), BvlcResultCode::SUCCESSFUL_COMPLETION);
+    let table = ask(&fd, port, Bvll::ReadForeignDeviceTable);
+    let Ok(Bvll::ReadForeignDeviceTableAck(t)) = Bvll::decode(&table) else { panic!("{table:02x?}") };
+    let entries: Vec<_> = t.fdt_entries().collect();
+    let me = match fd.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => a,
+        _ => unreachable!(),
+    };
+    assert_eq!(entries.len(), 1);
+    assert_eq!((entries[0].address, entries[0].ttl), (me, 60));
+    assert!((60..=90).contains(&entries[0].remaining), "TTL plus the 30 s grace: {}", entries[0].remaining);
+
+    let mut bdt = Vec::new();
+    bacnet::bvll::encode_bdt(&[], &mut bdt);
+    let write = Bvll::WriteBroadcastDistributionTable(bacnet::bvll::Table::from_bytes(&bdt, 0).unwrap());
+    assert_eq!(result(&ask(&fd, port, write)), BvlcResultCode::WRITE_BROADCAST_DISTRIBUTION_TABLE_NAK);
+    let table = ask(&fd, port, Bvll::ReadBroadcastDistributionTable);
+    let Ok(Bvll::ReadBroadcastDistributionTableAck(t)) = Bvll::decode(&table) else { panic!("{table:02x?}") };
+    let peers: Vec<SocketAddrV4> = t.bdt_entries().map(|e| e.address).collect();
+    assert_eq!(peers, [SocketAddrV4::new(Ipv4Addr::LOCALHOST, port), "127.0.0.2:47808".parse().unwrap()]);
+
+    // The foreign device's Who-Is, distributed: the device answers it.
+    let who_is = [0x01, 0x00, 0x10, 0x08];
+    let answer = ask(&fd, port, Bvll::DistributeBroadcastToNetwork(&who_is));
+    let npdu = Bvll::decode(&answer).ok().and_then(|b| b.npdu().map(<[u8]>::to_vec)).expect("an NPDU");
+    assert_eq!(&npdu[2..4], &[0x10, 0x00], "an I-Am: {answer:02x?}");
+    // A station that is not registered is refused.
+    assert_eq!(
+        result(&ask(&stranger, port, Bvll::DistributeBroadcastToNetwork(&who_is))),
+        BvlcResultCode::DISTRIBUTE_BROADCAST_TO_NETWORK_NAK
+    );
+    drop(gateway);
+}
+
+/// rusty-bacnet's client registers with our BBMD as a foreign device and
+/// finds the device with a Who-Is sent through it. (It binds its own
+/// address, `share_port_by_address`: bound to 0.0.0.0 it sends from
+/// 127.0.0.1 and drops what comes back there.)
+#[test]
+fn the_rusty_bacnet_client_as_a_foreign_device_discovers_the_device() {
+    let scratch = Scratch::new("bbmd", "rusty");
+    let port = free_port();
+    let config = format!(
+        "[[device]]\nport = {port}\ninstance = 389077\npassword = \"x\"\n\
+         bbmd = {{ foreign_devices = [\"127.0.0.0/8\"] }}\n"
+    );
+    let gateway = start(&scratch, &config);
+    let script = format!(
+        "import asyncio\n\
+         from rusty_bacnet import BACnetClient, ForeignDevice\n\
+         async def main():\n\
+         \x20   async with BACnetClient(interface='127.0.0.5', port={client}, broadcast_address='127.255.255.255', \
+         foreign_device=ForeignDevice('127.0.0.1:{port}', ttl=60), share_port_by_address=True) as c:\n\
+         \x20       found = await c.discover(timeout_ms=3000)\n\
+         \x20       print(sorted(d.object_identifier.instance for d in found))\n\
+         asyncio.run(main())\n",
+        client = free_port()
+    );
+    let output = std::process::Command::new(crate::peers::python()).args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("389077"),
+        "{stdout}\n{}\ngateway:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        gateway.log()
+    );
+    drop(gateway);
+}
