@@ -163,3 +163,56 @@ async fn a_refused_datagram_in_a_batch_does_not_keep_the_others_back() {
         assert_eq!(Bvll::decode(&buf[..n]).unwrap(), Bvll::OriginalUnicastNpdu(&[0x01, 0x00, expected]));
     }
 }
+
+/// A datagram whose BVLL length disagrees with its size is dropped and
+/// counted, never answered — whatever its function, on a plain node and on
+/// a BBMD alike (a BBMD function with a lying length gets no NAK either).
+#[tokio::test]
+async fn a_datagram_whose_length_lies_is_dropped_counted_and_never_answered() {
+    for (last, bbmd) in [(20u8, false), (21, true)] {
+        let (mut me, mut driver) = bind(&config(last)).unwrap();
+        if bbmd {
+            let local = me.local_addr();
+            let mut c = trellis_bip::BbmdConfig::new(local, me.broadcast_addr(), Vec::new());
+            c.foreign_devices = vec![(Ipv4Addr::new(127, 0, 0, 0), 8)];
+            trellis_bip::enable_bbmd(&mut me, &mut driver, c);
+        }
+        let stats = driver.stats();
+        let (tx, _rx) = mpsc::channel(64);
+        tokio::spawn(driver.run(tx));
+        let peer = UdpSocket::bind((Ipv4Addr::new(127, 0, 77, last + 100), 0)).await.unwrap();
+        let mut sent = 0;
+        for msg in [
+            Bvll::RegisterForeignDevice { ttl: 60 },
+            Bvll::ReadBroadcastDistributionTable,
+            Bvll::ReadForeignDeviceTable,
+            Bvll::OriginalUnicastNpdu(&[0x01, 0x04, 0x00, 0x05, 0x01, 0x0C, 0x0C, 0x00, 0x00, 0x00, 0x01, 0x19, 0x55]),
+            Bvll::OriginalBroadcastNpdu(&[0x01, 0x00, 0x10, 0x08]),
+            Bvll::DistributeBroadcastToNetwork(&[0x01, 0x00, 0x10, 0x08]),
+        ] {
+            let mut frame = Vec::new();
+            msg.encode(&mut frame).unwrap();
+            for lie in [1i32, -1] {
+                let mut bad = frame.clone();
+                let len = (bad.len() as i32 + lie) as u16;
+                bad[2..4].copy_from_slice(&len.to_be_bytes());
+                peer.send_to(&bad, me.local_addr()).await.unwrap();
+                sent += 1;
+            }
+        }
+        let mut buf = [0u8; 1500];
+        let answer = tokio::time::timeout(Duration::from_millis(500), peer.recv_from(&mut buf)).await;
+        assert!(
+            answer.is_err(),
+            "bbmd {bbmd}: a lying datagram was answered: {:02x?}",
+            answer.map(|r| r.map(|(n, _)| buf[..n].to_vec()))
+        );
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while stats.malformed.load(std::sync::atomic::Ordering::Relaxed) < sent
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(stats.malformed.load(std::sync::atomic::Ordering::Relaxed), sent, "bbmd {bbmd}: each counted");
+    }
+}
