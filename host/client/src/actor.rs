@@ -58,7 +58,9 @@ pub(crate) enum Command {
 /// [`Received`] either way (an MS/TP station's source as
 /// [`DeviceAddress::mstp`]).
 pub(crate) enum Link {
-    Bip(BipHandle),
+    /// A B/IP port; with a BBMD when registered as a foreign device (its
+    /// broadcasts then go to the BBMD as Distribute-Broadcast-To-Network).
+    Bip(BipHandle, Option<std::net::SocketAddrV4>),
     /// An MS/TP port: a request goes as BACnet Data Expecting Reply at our
     /// next token; everything else unicast goes through
     /// [`MstpSender::reply`], which answers the peer's pending request in
@@ -69,14 +71,15 @@ pub(crate) enum Link {
 impl Link {
     async fn send_broadcast(&self, npdu: &[u8]) -> std::io::Result<()> {
         match self {
-            Link::Bip(bip) => bip.send_broadcast(npdu).await,
+            Link::Bip(bip, None) => bip.send_broadcast(npdu).await,
+            Link::Bip(bip, Some(bbmd)) => bip.send(*bbmd, bacnet::bvll::Bvll::DistributeBroadcastToNetwork(npdu)).await,
             Link::Mstp(m) => m.send(mstp::BROADCAST_MAC, npdu.to_vec(), false).map_err(mstp::send_error),
         }
     }
 
     async fn send_unicast(&self, to: &DeviceAddress, npdu: &[u8], expecting_reply: bool) -> std::io::Result<()> {
         match self {
-            Link::Bip(bip) => bip.send_unicast(to.link, npdu).await,
+            Link::Bip(bip, _) => bip.send_unicast(to.link, npdu).await,
             Link::Mstp(m) => {
                 let Some(mac) = to.mstp_mac() else {
                     return Err(std::io::Error::new(

@@ -27,6 +27,7 @@
 mod actor;
 mod cov;
 mod error;
+mod foreign;
 mod management;
 mod who_is;
 
@@ -61,6 +62,18 @@ pub struct ClientConfig {
     pub bip: BipConfig,
     /// APDU timeout, retries, requests in flight per device.
     pub tsm: TsmConfig,
+    /// Register with this BBMD as a foreign device (Annex J.5) and send
+    /// broadcasts through it.
+    pub foreign_device: Option<ForeignDevice>,
+}
+
+/// A foreign-device registration: the BBMD and the time-to-live asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForeignDevice {
+    /// The BBMD's B/IP address.
+    pub bbmd: SocketAddrV4,
+    /// Seconds the BBMD keeps the registration; renewed at half of it.
+    pub ttl: u16,
 }
 
 /// A BACnet client on one B/IP port. Cheap to clone; every clone shares the
@@ -77,13 +90,30 @@ pub struct Client {
 
 impl Client {
     /// Bind the port and start the client's tasks on the current runtime.
+    ///
+    /// With [`ClientConfig::foreign_device`] it first registers with the
+    /// BBMD (waiting up to the APDU timeout for its answer: a refusal or
+    /// silence is an error naming the BBMD), renews at half the TTL for as
+    /// long as the client lives, and sends its broadcasts to the BBMD as
+    /// Distribute-Broadcast-To-Network.
     pub async fn bind(config: ClientConfig) -> Result<Client, BindError> {
         let (bip, driver) = trellis_bip::bind(&config.bip)?;
+        let stats = driver.stats();
         let (rx_tx, rx_rx) = mpsc::channel(1024);
         tokio::spawn(driver.run(rx_tx));
         let local = bip.local_addr();
         let broadcast_addr = bip.broadcast_addr();
-        Ok(Client::start(Link::Bip(bip), rx_rx, local, broadcast_addr, config.tsm))
+        if let Some(fd) = config.foreign_device {
+            foreign::register(&bip, &stats, fd, config.tsm.apdu_timeout)
+                .await
+                .map_err(|e| BindError::new(fd.bbmd, e))?;
+        }
+        let link = Link::Bip(bip.clone(), config.foreign_device.map(|fd| fd.bbmd));
+        let client = Client::start(link, rx_rx, local, broadcast_addr, config.tsm);
+        if let Some(fd) = config.foreign_device {
+            tokio::spawn(foreign::renew(bip, fd, client.commands.downgrade()));
+        }
+        Ok(client)
     }
 
     /// Start a client on an MS/TP port (a simulated line or a serial

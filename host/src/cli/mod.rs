@@ -72,6 +72,13 @@ pub struct GlobalArgs {
     /// Max_Master of our station on --mstp: the highest master address polled.
     #[arg(long, global = true, default_value_t = 127, value_parser = clap::value_parser!(u8).range(0..=127))]
     pub max_master: u8,
+    /// Register as a foreign device with this BBMD (IP:PORT) and send
+    /// broadcasts through it, to reach devices on its network from here.
+    #[arg(long, global = true, value_name = "IP:PORT")]
+    pub bbmd: Option<std::net::SocketAddrV4>,
+    /// Time-to-live of the --bbmd registration, in seconds (renewed at half).
+    #[arg(long, global = true, default_value_t = 300, value_parser = clap::value_parser!(u16).range(2..))]
+    pub ttl: u16,
 }
 
 /// The subcommands.
@@ -217,6 +224,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
             retries: g.retries,
             ..Default::default()
         },
+        foreign_device: g.bbmd.map(|bbmd| crate::client::ForeignDevice { bbmd, ttl: g.ttl }),
     };
     let command = cli.command.unwrap_or(Command::Run(run::RunArgs::default()));
     if let Command::Run(a) = command {

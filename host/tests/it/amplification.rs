@@ -161,6 +161,7 @@ async fn a_flood_from_many_ports_of_one_address_is_held_to_its_budget_while_anot
     let client = trellis::client::Client::bind(trellis::client::ClientConfig {
         bip: BipConfig::new(Ipv4Addr::new(127, 0, 0, 2), 0),
         tsm: bacnet::tsm::TsmConfig::default(),
+        foreign_device: None,
     })
     .await
     .unwrap();

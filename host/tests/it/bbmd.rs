@@ -133,3 +133,36 @@ fn the_rusty_bacnet_client_as_a_foreign_device_discovers_the_device() {
     );
     drop(gateway);
 }
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_trellis")).args(args).output().expect("run trellis")
+}
+
+/// `trellis --bbmd IP:PORT whois`: our CLI registers as a foreign device and
+/// its Who-Is reaches the device through the BBMD; a BBMD that does not
+/// accept it is a clear error.
+#[test]
+fn the_cli_as_a_foreign_device_finds_the_device_and_a_refusal_is_said() {
+    let scratch = Scratch::new("bbmd", "cli");
+    let port = free_port();
+    let config = format!(
+        "[[device]]\nport = {port}\ninstance = 389088\npassword = \"x\"\n\
+         bbmd = {{ foreign_devices = [\"127.0.0.0/8\"] }}\n"
+    );
+    let gateway = start(&scratch, &config);
+    let bbmd = format!("127.0.0.1:{port}");
+    let o = cli(&["--bind", "127.0.0.6", "--port", "0", "--bbmd", &bbmd, "--ttl", "60", "whois", "--wait", "2"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && out.contains("389088"), "{out}\n{}", gateway.log());
+    drop(gateway);
+
+    let scratch = Scratch::new("bbmd", "cli-refused");
+    let port = free_port();
+    let config = format!("[[device]]\nport = {port}\ninstance = 389089\npassword = \"x\"\nbbmd = {{ }}\n");
+    let gateway = start(&scratch, &config);
+    let bbmd = format!("127.0.0.1:{port}");
+    let o = cli(&["--bind", "127.0.0.6", "--port", "0", "--bbmd", &bbmd, "whois", "--wait", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("refused the foreign-device registration"), "{err}");
+    drop(gateway);
+}

@@ -47,7 +47,7 @@ async fn serve_demo() -> (DeviceAddress, Arc<Server<PluginModel>>, tokio::task::
 /// expected answer in some steps.
 async fn impatient() -> Client {
     let tsm = TsmConfig { apdu_timeout: Duration::from_millis(500), retries: 0, ..TsmConfig::default() };
-    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm }).await.unwrap()
+    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..Default::default() }).await.unwrap()
 }
 
 async fn read_setpoint(c: &Client, device: &DeviceAddress) -> Result<f32, ClientError> {

@@ -29,7 +29,7 @@ fn object(t: ObjectType, i: u32) -> ObjectIdentifier {
 }
 
 async fn client(tsm: TsmConfig) -> Client {
-    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm }).await.unwrap()
+    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..Default::default() }).await.unwrap()
 }
 
 /// Resident memory of this process, in KiB.

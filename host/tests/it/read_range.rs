@@ -81,7 +81,7 @@ async fn serve_demo(minutes: u64) -> Served {
 }
 
 async fn client_with(tsm: TsmConfig) -> Client {
-    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm }).await.unwrap()
+    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..Default::default() }).await.unwrap()
 }
 
 async fn client() -> Client {

@@ -53,7 +53,7 @@ fn big_limits() -> Limits {
 }
 
 async fn client(tsm: TsmConfig) -> Client {
-    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm }).await.unwrap()
+    Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..Default::default() }).await.unwrap()
 }
 
 fn all_of(objects: impl Iterator<Item = ObjectIdentifier>) -> Vec<ReadAccessSpecification> {

@@ -76,7 +76,8 @@ pub struct BindError {
 }
 
 impl BindError {
-    pub(crate) fn new(addr: SocketAddrV4, source: std::io::Error) -> Self {
+    /// A failure at `addr`: the OS error, or what a peer there answered.
+    pub fn new(addr: SocketAddrV4, source: std::io::Error) -> Self {
         BindError { addr, source }
     }
 }

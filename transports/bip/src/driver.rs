@@ -30,6 +30,10 @@ pub struct DriverStats {
     pub malformed: AtomicU64,
     /// BBMD requests answered with a NAK.
     pub naks_sent: AtomicU64,
+    /// BVLC-Results received (a BBMD's answer to our registration).
+    pub results: AtomicU64,
+    /// The last BVLC-Result code received, plus one (0: none yet).
+    pub last_result: std::sync::atomic::AtomicU32,
 }
 
 /// One NPDU handed up by [`BipDriver::drain`], borrowed from the driver's
@@ -207,6 +211,11 @@ impl Port<'_> {
                     return None;
                 }
                 (original_source, npdu, true)
+            }
+            Bvll::Result(code) => {
+                self.stats.last_result.store(u32::from(code.0) + 1, Ordering::Relaxed);
+                self.stats.results.fetch_add(1, Ordering::Relaxed);
+                return None;
             }
             other => {
                 self.answer_bbmd_request(from, &other);
