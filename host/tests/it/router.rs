@@ -391,3 +391,94 @@ async fn a_client_on_ip_reaches_a_device_on_the_mstp_trunk() {
 fn device_id(instance: u32) -> ObjectIdentifier {
     device(instance)
 }
+
+/// COV through the router, and the wire's truth: a confirmed COV
+/// subscription to a device on the virtual network, its notifications
+/// (acknowledged back through the router), the network layer's answers —
+/// all captured on `lo` and dissected by tshark with no malformed packet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cov_crosses_the_router_and_tshark_dissects_every_packet() {
+    use std::io::BufRead;
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "cov-capture");
+    let port = free_port();
+    let config = format!(
+        "[[router.port]]\nport = {port}\nnetwork = 1\n\n\
+         [[device]]\nvirtual_network = 1001\ninstance = 1001\npassword = \"x\"\n"
+    );
+    let pcap = scratch.path("router.pcapng");
+    let mut tshark = std::process::Command::new("tshark")
+        .args(["-i", "lo", "-f", &format!("udp port {port}"), "-w"])
+        .arg(&pcap)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("tshark is installed by the README's test command");
+    let stderr = tshark.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("Capturing on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30)).expect("tshark started capturing");
+    let gateway = start("gateway.toml", &config, &scratch);
+
+    let client = bind_client().await;
+    let device = behind(port, 1001, &trellis::server::virtual_mac(1001));
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
+    let mut notifications = client.cov_notifications();
+    client
+        .subscribe_cov(&device, &trellis::client::CovSubscription::new(7, av1).confirmed(true).lifetime(60))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", gateway.log()));
+    client
+        .write_property(&device, av1, PropertyIdentifier::PRESENT_VALUE, None, Value::Real(30.5).into(), Some(8))
+        .await
+        .unwrap();
+    let mut values = Vec::new();
+    while values.len() < 2 {
+        let n = tokio::time::timeout(Duration::from_secs(5), notifications.recv())
+            .await
+            .expect("a notification through the router")
+            .unwrap();
+        assert_eq!(n.source, device, "from the device, through the router");
+        assert!(n.confirmed);
+        values.push(n.notification);
+    }
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    ask(&socket, port, &message(NetworkMessage::WhoIsRouterToNetwork(None), None));
+    let nowhere = Npdu {
+        destination: Some(NetAddress { net: 999, mac: &[1] }),
+        payload: NpduPayload::Apdu(&[0x10, 0x08]),
+        ..message(NetworkMessage::WhatIsNetworkNumber, None)
+    };
+    ask(&socket, port, &nowhere);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = std::process::Command::new("kill").args(["-INT", &tshark.id().to_string()]).status();
+    let _ = tshark.wait();
+    drop(gateway);
+
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-V", "-d", &format!("udp.port=={port},bvlc")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "tshark -r failed: {}", String::from_utf8_lossy(&out.stderr));
+    for what in [
+        "subscribeCOV",
+        "confirmedCOVNotification",
+        "writeProperty",
+        "I-Am-Router-To-Network",
+        "Reject-Message-To-Network",
+    ] {
+        assert!(text.contains(what), "tshark saw no {what}");
+    }
+    assert!(!text.contains("Malformed"), "malformed packet in the capture:\n{text}");
+    assert!(!text.contains("Expert Info (Error"), "dissector error in the capture:\n{text}");
+}
