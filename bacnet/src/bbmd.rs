@@ -157,6 +157,11 @@ impl Bbmd {
         }
     }
 
+    /// Its settings.
+    pub fn config(&self) -> &BbmdConfig {
+        &self.config
+    }
+
     /// The broadcast distribution table.
     pub fn bdt(&self) -> &[BdtEntry] {
         &self.config.bdt

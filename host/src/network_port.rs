@@ -40,6 +40,7 @@ pub fn ip(
         kind: PortKind::Ipv4 { address, mask: mask(bip) },
         transport_only,
         routes,
+        bbmd: None,
     }
 }
 
@@ -52,6 +53,7 @@ pub fn mstp(m: &MstpSection) -> NetworkPort {
         kind: PortKind::Mstp { mac: m.mac, max_master: m.max_master, max_info_frames: m.max_info_frames, baud: m.baud },
         transport_only: false,
         routes: None,
+        bbmd: None,
     }
 }
 
@@ -64,6 +66,7 @@ pub fn virtual_station(network: u16, instance: u32) -> NetworkPort {
         kind: PortKind::Virtual { mac: crate::server::virtual_mac(instance).to_vec() },
         transport_only: false,
         routes: None,
+        bbmd: None,
     }
 }
 
@@ -99,6 +102,7 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             kind: PortKind::Virtual { mac: Vec::new() },
             transport_only: true,
             routes: Some(routes.for_network(network)),
+            bbmd: None,
         });
     }
     ports

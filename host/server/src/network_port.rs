@@ -98,6 +98,19 @@ impl PartialEq for RoutingView {
 
 impl Eq for RoutingView {}
 
+/// A port's BBMD, once the port is bound (its Network Port object then
+/// shows the BBMD's tables).
+#[derive(Debug, Clone, Default)]
+pub struct BbmdView(pub Arc<std::sync::OnceLock<Arc<trellis_bip::PortBbmd>>>);
+
+impl PartialEq for BbmdView {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for BbmdView {}
+
 /// One Network Port object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkPort {
@@ -115,6 +128,8 @@ pub struct NetworkPort {
     pub transport_only: bool,
     /// The router's table for this port, on a router's ports.
     pub routes: Option<RoutingView>,
+    /// The port's BBMD, when it is one.
+    pub bbmd: Option<BbmdView>,
 }
 
 impl NetworkPort {
@@ -151,6 +166,13 @@ impl NetworkPort {
         }
         if self.routes.is_some() {
             list.push(P::ROUTING_TABLE);
+        }
+        if self.bbmd.is_some() {
+            list.extend([
+                P::BBMD_ACCEPT_FD_REGISTRATIONS,
+                P::BBMD_BROADCAST_DISTRIBUTION_TABLE,
+                P::BBMD_FOREIGN_DEVICE_TABLE,
+            ]);
         }
         list
     }
@@ -246,6 +268,16 @@ impl NetworkPort {
                 _ => return Err(unknown),
             },
             P::ROUTING_TABLE => routing_table(&self.routes.as_ref().map(RoutingView::rows).unwrap_or_default()),
+            P::BBMD_ACCEPT_FD_REGISTRATIONS | P::BBMD_BROADCAST_DISTRIBUTION_TABLE | P::BBMD_FOREIGN_DEVICE_TABLE => {
+                let bbmd = self.bbmd.as_ref().and_then(|b| b.0.get());
+                match (p, bbmd) {
+                    (P::BBMD_ACCEPT_FD_REGISTRATIONS, b) => {
+                        Value::Boolean(b.is_some_and(|b| b.accepts_foreign_devices())).into()
+                    }
+                    (P::BBMD_BROADCAST_DISTRIBUTION_TABLE, b) => bdt(&b.map(|b| b.bdt()).unwrap_or_default()),
+                    (_, b) => fdt(&b.map(|b| b.fdt()).unwrap_or_default()),
+                }
+            }
             _ => return Err(unknown),
         })
     }
@@ -279,6 +311,54 @@ fn routing_table(rows: &[RouteRow]) -> AnyValue {
     AnyValue(out)
 }
 
+/// BACnetLIST of BACnetBDTEntry:
+///
+/// ```text
+/// BACnetBDTEntry ::= SEQUENCE {
+///     bbmd-address [0] BACnetHostNPort,   -- { host [0] BACnetHostAddress (ip-address [1] OCTET STRING), port [1] Unsigned16 }
+///     broadcast-mask [1] OCTET STRING OPTIONAL
+/// }
+/// ```
+fn bdt(entries: &[bacnet::bvll::BdtEntry]) -> AnyValue {
+    let mut out = Vec::new();
+    for e in entries {
+        let ip = Element::Context { tag: 1, data: e.address.ip().octets().to_vec() };
+        let port = unsigned(1, e.address.port().into());
+        let host = Element::Constructed { tag: 0, elements: vec![ip] };
+        out.push(Element::Constructed { tag: 0, elements: vec![host, port] });
+        out.push(Element::Context { tag: 1, data: e.mask.octets().to_vec() });
+    }
+    AnyValue(out)
+}
+
+/// BACnetLIST of BACnetFDTEntry:
+///
+/// ```text
+/// BACnetFDTEntry ::= SEQUENCE {
+///     bacnetip-address [0] OCTET STRING,   -- 6 octets: IP and port
+///     time-to-live [1] Unsigned16,
+///     remaining-time-to-live [2] Unsigned16
+/// }
+/// ```
+fn fdt(entries: &[bacnet::bvll::FdtEntry]) -> AnyValue {
+    let mut out = Vec::new();
+    for e in entries {
+        let mut address = e.address.ip().octets().to_vec();
+        address.extend_from_slice(&e.address.port().to_be_bytes());
+        out.push(Element::Context { tag: 0, data: address });
+        out.push(unsigned(1, e.ttl.into()));
+        out.push(unsigned(2, e.remaining.into()));
+    }
+    AnyValue(out)
+}
+
+/// A context-tagged Unsigned, minimal octets.
+fn unsigned(tag: u8, v: u64) -> Element {
+    let bytes = v.to_be_bytes();
+    let skip = bytes.iter().take(7).take_while(|b| **b == 0).count();
+    Element::Context { tag, data: bytes[skip..].to_vec() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +374,7 @@ mod tests {
             },
             transport_only: false,
             routes,
+            bbmd: None,
         }
     }
 

@@ -114,7 +114,8 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
         // The port is bound before the device is built: its Network Port
-        // object says where it is.
+        // object says where it is (and shows its BBMD's tables).
+        let own_bbmd = crate::server::network_port::BbmdView::default();
         let own_port = if routed[i] {
             None
         } else {
@@ -129,14 +130,18 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                         bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
                     };
                     if let Some(b) = &d.bbmd {
-                        enable_bbmd(&mut port, b)?;
+                        let _ = own_bbmd.0.set(enable_bbmd(&mut port, b)?);
                     }
                     Port::Bip(port)
                 }
             })
         };
         server_config.network_ports = match (&own_port, d.virtual_network, router.as_ref().and_then(|r| r.port_of(d))) {
-            (Some(Port::Bip(port)), _, _) => vec![network_port::ip(1, port.local_addr(), &bip, None, None, false)],
+            (Some(Port::Bip(port)), _, _) => {
+                let mut p = network_port::ip(1, port.local_addr(), &bip, None, None, false);
+                p.bbmd = d.bbmd.is_some().then(|| own_bbmd.clone());
+                vec![p]
+            }
             (Some(Port::Mstp(_)), _, _) => d.mstp.as_ref().map(network_port::mstp).into_iter().collect(),
             (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
@@ -308,13 +313,16 @@ fn pool_for(devices: &[DeviceSection]) -> crate::plugin::PoolConfig {
 }
 
 /// Make a bound B/IP port a BBMD as `section` says, and say so.
-fn enable_bbmd(port: &mut crate::server::BipPort, section: &crate::config::BbmdSection) -> anyhow::Result<()> {
+fn enable_bbmd(
+    port: &mut crate::server::BipPort,
+    section: &crate::config::BbmdSection,
+) -> anyhow::Result<std::sync::Arc<trellis_bip::PortBbmd>> {
     let config = section.resolve(port.local_addr(), port.broadcast_addr())?;
     let (peers, fds) = (config.bdt.len() - 1, section.foreign_devices.join(", "));
-    port.enable_bbmd(config);
+    let bbmd = port.enable_bbmd(config);
     let fds = if fds.is_empty() { "none".into() } else { fds };
     eprintln!("trellis: BBMD on {}: {peers} peer(s); foreign devices from: {fds}", port.local_addr());
-    Ok(())
+    Ok(bbmd)
 }
 
 /// A device's port, bound before anything is said to serve.

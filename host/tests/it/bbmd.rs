@@ -166,3 +166,44 @@ fn the_cli_as_a_foreign_device_finds_the_device_and_a_refusal_is_said() {
     assert!(!o.status.success() && err.contains("refused the foreign-device registration"), "{err}");
     drop(gateway);
 }
+
+/// The device's Network Port object shows its BBMD: whether it accepts
+/// foreign devices, its BDT and its FDT (with the one just registered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_network_port_object_shows_the_bbmds_tables() {
+    use bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier as P, Value};
+    let scratch = Scratch::new("bbmd", "network-port");
+    let port = free_port();
+    let config = format!(
+        "[[device]]\nport = {port}\ninstance = 389099\npassword = \"x\"\n\
+         bbmd = {{ peers = [\"127.0.0.2:47808\"], foreign_devices = [\"127.0.0.0/8\"] }}\n"
+    );
+    let gateway = start(&scratch, &config);
+    let fd = socket([127, 0, 0, 3]);
+    assert_eq!(
+        result(&ask(&fd, port, Bvll::RegisterForeignDevice { ttl: 120 })),
+        BvlcResultCode::SUCCESSFUL_COMPLETION
+    );
+    let client = trellis::client::Client::bind(trellis::client::ClientConfig {
+        bip: trellis_bip::BipConfig::new(Ipv4Addr::LOCALHOST, 0),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let device = trellis::client::DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
+    let np = ObjectIdentifier::new(ObjectType::NETWORK_PORT, 1).unwrap();
+    let accepts = client.read_property(&device, np, P::BBMD_ACCEPT_FD_REGISTRATIONS, None).await.unwrap();
+    assert_eq!(accepts, Value::Boolean(true).into());
+    let bdt = client.read_property(&device, np, P::BBMD_BROADCAST_DISTRIBUTION_TABLE, None).await.unwrap();
+    assert_eq!(bdt.0.len(), 4, "two entries (ours and the peer), each an address and a mask: {bdt}");
+    let fdt = client.read_property(&device, np, P::BBMD_FOREIGN_DEVICE_TABLE, None).await.unwrap();
+    let me = match fd.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => a,
+        _ => unreachable!(),
+    };
+    let mut address = me.ip().octets().to_vec();
+    address.extend_from_slice(&me.port().to_be_bytes());
+    assert_eq!(fdt.0.first(), Some(&bacnet::Element::Context { tag: 0, data: address }), "{fdt}");
+    assert_eq!(fdt.0.get(1), Some(&bacnet::Element::Context { tag: 1, data: vec![120] }), "{fdt}");
+    drop(gateway);
+}

@@ -55,6 +55,11 @@ impl PortBbmd {
         self.bbmd.lock().unwrap_or_else(PoisonError::into_inner).fdt(now)
     }
 
+    /// Whether foreign devices may register from anywhere at all.
+    pub fn accepts_foreign_devices(&self) -> bool {
+        !self.bbmd.lock().unwrap_or_else(PoisonError::into_inner).config().foreign_devices.is_empty()
+    }
+
     /// What the BBMD refused and forwarded.
     pub fn counters(&self) -> BbmdCounters {
         self.bbmd.lock().unwrap_or_else(PoisonError::into_inner).counters()
