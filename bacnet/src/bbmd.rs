@@ -125,6 +125,8 @@ pub struct BbmdCounters {
     pub dropped_forwarded: u64,
     /// Management requests refused by the per-source rate limit.
     pub rate_limited: u64,
+    /// Original-Broadcast-NPDUs not forwarded: sent to us alone from off our subnet.
+    pub refused_forward: u64,
 }
 
 /// A rate-limited source's bucket.
@@ -212,8 +214,14 @@ impl Bbmd {
             Bvll::OriginalUnicastNpdu(npdu) => Some(Up { source: from, npdu, broadcast: false }),
             Bvll::OriginalBroadcastNpdu(npdu) => {
                 // A station of our subnet broadcast it: the peers and the
-                // foreign devices get it too.
-                self.forward(from, npdu, Forward { peers: true, local: false, except: None });
+                // foreign devices get it too. Sent to us alone from
+                // elsewhere, it is heard but not forwarded (else anyone
+                // could have every peer subnet and foreign device flooded).
+                if on_broadcast || self.on_our_subnet(from) {
+                    self.forward(from, npdu, Forward { peers: true, local: false, except: None });
+                } else {
+                    self.counters.refused_forward += 1;
+                }
                 Some(Up { source: from, npdu, broadcast: true })
             }
             Bvll::ForwardedNpdu { original_source, npdu } => {
@@ -336,6 +344,15 @@ impl Bbmd {
             self.counters.rate_limited += 1;
             false
         }
+    }
+
+    /// Whether `from` is on our subnet (the one our broadcast address
+    /// covers).
+    fn on_our_subnet(&self, from: SocketAddrV4) -> bool {
+        let (local, broadcast) = (u32::from(*self.config.local.ip()), u32::from(*self.config.broadcast.ip()));
+        let differ = local ^ broadcast;
+        let host = if differ == 0 { 0 } else { u32::MAX >> differ.leading_zeros() };
+        (u32::from(*from.ip()) & !host) == (local & !host)
     }
 
     fn purge(&mut self, now: Duration) {

@@ -31,14 +31,12 @@ pub fn ip(
     bip: &BipConfig,
     network: Option<u16>,
     routes: Option<RoutingView>,
-    transport_only: bool,
 ) -> NetworkPort {
     NetworkPort {
         instance,
         name: format!("BACnet/IP {address}"),
         network,
         kind: PortKind::Ipv4 { address, mask: mask(bip) },
-        transport_only,
         routes,
         bbmd: None,
     }
@@ -51,7 +49,6 @@ pub fn mstp(m: &MstpSection) -> NetworkPort {
         name: format!("MS/TP {}", m.device),
         network: None,
         kind: PortKind::Mstp { mac: m.mac, max_master: m.max_master, max_info_frames: m.max_info_frames, baud: m.baud },
-        transport_only: false,
         routes: None,
         bbmd: None,
     }
@@ -64,7 +61,6 @@ pub fn virtual_station(network: u16, instance: u32) -> NetworkPort {
         name: format!("virtual network {network}"),
         network: Some(network),
         kind: PortKind::Virtual { mac: crate::server::virtual_mac(instance).to_vec() },
-        transport_only: false,
         routes: None,
         bbmd: None,
     }
@@ -82,16 +78,10 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             let p = &r.ports[i];
             let view = Some(routes.for_network(p.network));
             if let Some(m) = &p.mstp {
-                return Some(NetworkPort {
-                    instance: n as u32 + 1,
-                    network: Some(p.network),
-                    transport_only: true,
-                    routes: view,
-                    ..mstp(m)
-                });
+                return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..mstp(m) });
             }
             let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
-            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view, i != own))
+            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view))
         })
         .collect();
     for network in routes.virtual_networks() {
@@ -100,7 +90,6 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             name: format!("virtual network {network}"),
             network: Some(network),
             kind: PortKind::Virtual { mac: Vec::new() },
-            transport_only: true,
             routes: Some(routes.for_network(network)),
             bbmd: None,
         });

@@ -188,3 +188,19 @@ fn the_nodes_own_broadcast_is_forwarded_as_ours() {
     assert_eq!(out.len(), 2);
     assert!(out.iter().all(|(_, m)| forwarded(m) == a(10, 0, 1, 1)));
 }
+
+/// An Original-Broadcast-NPDU sent to us alone from off our subnet is
+/// heard but not forwarded: nobody outside can make us flood the peers and
+/// the foreign devices.
+#[test]
+fn a_broadcast_from_off_the_subnet_is_not_forwarded() {
+    let mut b = bbmd();
+    register(&mut b, T0, a(192, 168, 5, 5), 60);
+    let outsider = a(172, 16, 9, 9);
+    assert!(b.handle_bvll(T0, outsider, &Bvll::OriginalBroadcastNpdu(NPDU), false).is_some());
+    assert!(sent(&mut b).is_empty());
+    assert_eq!(b.counters().refused_forward, 1);
+    // From our subnet by unicast (a socket that cannot tell): forwarded.
+    b.handle_bvll(T0, a(10, 0, 1, 9), &Bvll::OriginalBroadcastNpdu(NPDU), false);
+    assert_eq!(sent(&mut b).len(), 2);
+}

@@ -36,6 +36,9 @@
 //! NPDUs, NPDUs whose hop count is spent and NPDUs that would go back out
 //! of the port they came in on are dropped and counted.
 //!
+//! The router's own application entity (a device sharing its MAC on a
+//! port) sends through [`Router::handle_own_npdu`].
+//!
 //! Must never: panic or allocate without bound on any input; send more
 //! than a bounded number of NPDUs for one received (a global broadcast goes
 //! once to each other port, a discovery at most once per network per
@@ -302,9 +305,27 @@ impl Router {
             }
             Some(d) if d.net == p.network => self.for_this_network(now, p, from, npdu),
             Some(d) => {
-                self.route(now, p, from, &npdu, d);
+                self.route_from(now, p, from, &npdu, d, false);
                 Arrival::Handled
             }
+        }
+    }
+
+    /// An NPDU for another network sent by the router's own application
+    /// entity on `port` (a device that shares the router's MAC there):
+    /// routed like any, except that a route back out of that same port is
+    /// the device talking to a router on its own network (the NPDU goes to
+    /// that router as the device sent it), and discovery asks every port.
+    /// NPDUs without a destination are not the router's to send.
+    pub fn handle_own_npdu(&mut self, now: Duration, port: PortId, own_mac: &[u8], data: &[u8]) {
+        let (Some(p), Some(mac), Ok(npdu)) = (self.port(port), Mac::new(own_mac), Npdu::decode(data)) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        match npdu.destination {
+            Some(d) if d.net == GLOBAL_NETWORK => self.forward_global(p, mac, &npdu),
+            Some(d) if d.net != p.network => self.route_from(now, p, mac, &npdu, d, true),
+            _ => {}
         }
     }
 
@@ -339,7 +360,7 @@ impl Router {
                 Some(r) if r.port != p.id => self.broadcast_networks(p.id, &[net]),
                 // Behind the asking port: the router there answers.
                 Some(_) => {}
-                None => self.discover(now, p.id, net),
+                None => self.discover(now, Some(p.id), net),
             },
             IAmRouterToNetwork(list) => {
                 let mut changed = Vec::new();
@@ -373,10 +394,13 @@ impl Router {
                 }
             }
             InitializeRoutingTable(t) if t.is_empty() => {
+                // As many entries as the asking port's NPDUs carry (4 octets
+                // each behind a header of at most 20 octets), 255 at most.
+                let room = (p.max_npdu.saturating_sub(20) / 4).min(u8::MAX as usize);
                 let entries: Vec<RoutingTablePort<'_>> = self
                     .table
                     .iter()
-                    .take(u8::MAX as usize)
+                    .take(room)
                     .map(|(net, r)| RoutingTablePort { net, port_id: r.port.0, port_info: &[] })
                     .collect();
                 let mut encoded = Vec::new();
@@ -411,19 +435,33 @@ impl Router {
         }
     }
 
-    /// An NPDU for a remote network.
-    fn route(&mut self, now: Duration, p: PortConfig, from: Mac, npdu: &Npdu<'_>, d: NetAddress<'_>) {
+    /// An NPDU for a remote network, received on `p` from `from` (`own`:
+    /// sent by the router's own application entity on `p`).
+    fn route_from(&mut self, now: Duration, p: PortConfig, from: Mac, npdu: &Npdu<'_>, d: NetAddress<'_>, own: bool) {
         if npdu.hop_count == 0 {
             self.counters.hop_count_exhausted += 1;
             return;
         }
         let Some(route) = self.table.get(d.net).copied() else {
-            self.reject(p, from, npdu, RejectMessageReason::NOT_DIRECTLY_CONNECTED, d.net);
-            self.discover(now, p.id, d.net);
+            if !own {
+                self.reject(p, from, npdu, RejectMessageReason::NOT_DIRECTLY_CONNECTED, d.net);
+            }
+            self.discover(now, (!own).then_some(p.id), d.net);
             return;
         };
         if route.port == p.id {
-            self.counters.looped += 1;
+            match (own, route.next_hop) {
+                // Our own device to a router on its own network: the NPDU
+                // goes to it as sent.
+                (true, Some(next)) => {
+                    let mut encoded = Vec::new();
+                    if npdu.encode(&mut encoded).is_ok() && encoded.len() <= p.max_npdu {
+                        self.counters.forwarded += 1;
+                        self.transmits.push_back(Transmit { port: p.id, to: LinkTarget::Unicast(next), npdu: encoded });
+                    }
+                }
+                _ => self.counters.looped += 1,
+            }
             return;
         }
         if route.is_busy(now) {
@@ -447,6 +485,11 @@ impl Router {
                 };
                 (Npdu { destination: None, source: Some(source), hop_count: 0, ..*npdu }, to)
             }
+            // Clause 6.2.2: decremented, and discarded when it reaches zero.
+            Some(_) if npdu.hop_count <= 1 => {
+                self.counters.hop_count_exhausted += 1;
+                return;
+            }
             Some(next) => (
                 Npdu { destination: Some(d), source: Some(source), hop_count: npdu.hop_count - 1, ..*npdu },
                 LinkTarget::Unicast(next),
@@ -467,7 +510,7 @@ impl Router {
 
     /// Pass a global broadcast to every other port.
     fn forward_global(&mut self, p: PortConfig, from: Mac, npdu: &Npdu<'_>) {
-        if npdu.hop_count == 0 {
+        if npdu.hop_count <= 1 {
             self.counters.hop_count_exhausted += 1;
             return;
         }
@@ -485,7 +528,7 @@ impl Router {
     }
 
     /// Ask the other ports who routes to `net`, unless that was asked lately.
-    fn discover(&mut self, now: Duration, except: PortId, net: u16) {
+    fn discover(&mut self, now: Duration, except: Option<PortId>, net: u16) {
         let interval = self.discovery_interval;
         if self.discoveries.get(&net).is_some_and(|last| now.saturating_sub(*last) < interval) {
             self.counters.discoveries_suppressed += 1;
@@ -500,8 +543,9 @@ impl Router {
         }
         self.discoveries.insert(net, now);
         self.counters.discoveries += 1;
-        for other in self.other_ports(except) {
-            self.send_message(other, LinkTarget::Broadcast, None, NetworkMessage::WhoIsRouterToNetwork(Some(net)));
+        let ports: Vec<PortId> = self.ports.iter().map(|p| p.id).filter(|id| Some(*id) != except).collect();
+        for port in ports {
+            self.send_message(port, LinkTarget::Broadcast, None, NetworkMessage::WhoIsRouterToNetwork(Some(net)));
         }
     }
 

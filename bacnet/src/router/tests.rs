@@ -203,6 +203,8 @@ fn a_learned_route_carries_npdus_through_the_next_router() {
     assert_eq!(r.counters().route_conflicts, 1, "network 10 is ours: not learned");
     assert_eq!(r.table().get(10).unwrap().next_hop, None);
 
+    r.handle_npdu(Duration::ZERO, IP, &CLIENT, &npdu(to(40, &[7]), None, 1, &[0x00]));
+    assert!(sent(&mut r).is_empty(), "hop count 1: it would reach the next router at zero");
     r.handle_npdu(Duration::ZERO, IP, &CLIENT, &npdu(to(40, &[7]), None, 9, &[0x00]));
     let out = sent(&mut r);
     assert_eq!((out[0].port, out[0].to), (IP2, LinkTarget::Unicast(mac(&OTHER_ROUTER))));
@@ -392,4 +394,27 @@ fn configurations_that_cannot_route_are_refused() {
     let mut config = RouterConfig::new(vec![port(1, 1), port(2, 2)]);
     config.static_routes.push(StaticRoute { net: 2, port: PortId(1), router: mac(&OTHER_ROUTER) });
     assert_eq!(Router::new(config).unwrap_err(), ConfigError::BadRoute(2));
+}
+
+/// The router's own device on port 1 answers a client behind another
+/// router on its own network 1: the answer goes to that router as sent,
+/// not dropped as a loop; a destination nobody knows is looked for on
+/// every port, the device's own included.
+#[test]
+fn the_routers_own_device_reaches_a_router_on_its_own_network() {
+    let mut r = router();
+    let fifty = list(&[50]);
+    let i_am = NetworkMessage::IAmRouterToNetwork(NetworkList::from_bytes(&fifty).unwrap());
+    r.handle_npdu(Duration::ZERO, IP, &OTHER_ROUTER, &message(None, i_am));
+    sent(&mut r);
+    let own_mac = [127, 0, 0, 1, 0xBA, 0xC0];
+    let answer = npdu(to(50, &[3]), None, 255, &[0x30, 0x01, 0x0C]);
+    r.handle_own_npdu(Duration::ZERO, IP, &own_mac, &answer);
+    let out = sent(&mut r);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].port, out[0].to), (IP, LinkTarget::Unicast(mac(&OTHER_ROUTER))));
+    assert_eq!(out[0].npdu, answer, "as the device sent it");
+    r.handle_own_npdu(Duration::ZERO, IP, &own_mac, &npdu(to(77, &[3]), None, 255, &[0x10, 0x08]));
+    let asked: Vec<_> = sent(&mut r).into_iter().map(|t| t.port).collect();
+    assert_eq!(asked, [IP, MSTP, IP2]);
 }

@@ -23,7 +23,7 @@ pub(crate) async fn register(
     bip.send(fd.bbmd, Bvll::RegisterForeignDevice { ttl: fd.ttl }).await?;
     let deadline = tokio::time::Instant::now() + within;
     while tokio::time::Instant::now() < deadline {
-        if stats.results.load(Ordering::Relaxed) > before {
+        if stats.results.load(Ordering::Relaxed) > before && stats.last_result_from() == fd.bbmd {
             let code = stats.last_result.load(Ordering::Relaxed).saturating_sub(1);
             return match BvlcResultCode(code as u16) {
                 BvlcResultCode::SUCCESSFUL_COMPLETION => Ok(()),
@@ -41,9 +41,11 @@ pub(crate) async fn register(
     ))
 }
 
-/// Register again at half the TTL until the client is dropped.
+/// Register again at half the TTL (at least every half hour: a BBMD may
+/// grant less than asked, ours an hour at most) until the client is
+/// dropped.
 pub(crate) async fn renew(bip: BipHandle, fd: ForeignDevice, client: WeakSender<Command>) {
-    let every = Duration::from_secs(u64::from(fd.ttl.max(2)) / 2);
+    let every = Duration::from_secs((u64::from(fd.ttl.max(2)) / 2).min(1800));
     loop {
         tokio::time::sleep(every).await;
         if client.upgrade().is_none() {

@@ -97,7 +97,10 @@ impl Client {
     /// long as the client lives, and sends its broadcasts to the BBMD as
     /// Distribute-Broadcast-To-Network.
     pub async fn bind(config: ClientConfig) -> Result<Client, BindError> {
-        let (bip, driver) = trellis_bip::bind(&config.bip)?;
+        let (bip, mut driver) = trellis_bip::bind(&config.bip)?;
+        if let Some(fd) = config.foreign_device {
+            driver.accept_forwarded_from(fd.bbmd);
+        }
         let stats = driver.stats();
         let (rx_tx, rx_rx) = mpsc::channel(1024);
         tokio::spawn(driver.run(rx_tx));

@@ -26,15 +26,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 const NETWORK_TYPE_MSTP: u32 = 2;
 const NETWORK_TYPE_IPV4: u32 = 5;
 const NETWORK_TYPE_VIRTUAL: u32 = 7;
-/// BACnetProtocolLevel: bacnet-application (a device's own port) and
-/// bacnet-transport (a router's port to a network it only routes to).
+/// BACnetProtocolLevel: bacnet-application, for every BACnet port (a
+/// router's included).
 const PROTOCOL_LEVEL_APPLICATION: u32 = 2;
-const PROTOCOL_LEVEL_TRANSPORT: u32 = 3;
 /// BACnetNetworkNumberQuality.
 const QUALITY_UNKNOWN: u32 = 0;
 const QUALITY_CONFIGURED: u32 = 3;
-/// BACnetIPMode: normal.
+/// BACnetIPMode: normal, or bbmd.
 const IP_MODE_NORMAL: u32 = 0;
+const IP_MODE_BBMD: u32 = 2;
 
 /// What kind of datalink a port is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,9 +123,6 @@ pub struct NetworkPort {
     pub network: Option<u16>,
     /// The datalink.
     pub kind: PortKind,
-    /// A port the device only routes through (a router's port with no
-    /// application of its own on it).
-    pub transport_only: bool,
     /// The router's table for this port, on a router's ports.
     pub routes: Option<RoutingView>,
     /// The port's BBMD, when it is one.
@@ -216,12 +213,7 @@ impl NetworkPort {
                 PortKind::Virtual { .. } => NETWORK_TYPE_VIRTUAL,
             })
             .into(),
-            P::PROTOCOL_LEVEL => Value::Enumerated(if self.transport_only {
-                PROTOCOL_LEVEL_TRANSPORT
-            } else {
-                PROTOCOL_LEVEL_APPLICATION
-            })
-            .into(),
+            P::PROTOCOL_LEVEL => Value::Enumerated(PROTOCOL_LEVEL_APPLICATION).into(),
             P::NETWORK_NUMBER => Value::Unsigned(self.network.unwrap_or(0).into()).into(),
             P::NETWORK_NUMBER_QUALITY => {
                 Value::Enumerated(if self.network.is_some() { QUALITY_CONFIGURED } else { QUALITY_UNKNOWN }).into()
@@ -246,7 +238,9 @@ impl NetworkPort {
                 PortKind::Virtual { mac } => mac.clone(),
             })
             .into(),
-            P::BACNET_IP_MODE => Value::Enumerated(IP_MODE_NORMAL).into(),
+            P::BACNET_IP_MODE => {
+                Value::Enumerated(if self.bbmd.is_some() { IP_MODE_BBMD } else { IP_MODE_NORMAL }).into()
+            }
             P::IP_ADDRESS => match &self.kind {
                 PortKind::Ipv4 { address, .. } => Value::OctetString(address.ip().octets().to_vec()).into(),
                 _ => return Err(unknown),
@@ -372,7 +366,6 @@ mod tests {
                 address: SocketAddrV4::new(Ipv4Addr::new(192, 168, 1, 10), 47808),
                 mask: Ipv4Addr::new(255, 255, 255, 0),
             },
-            transport_only: false,
             routes,
             bbmd: None,
         }

@@ -125,10 +125,15 @@ fn bip_addr(mac: &[u8]) -> Option<SocketAddrV4> {
 /// is known (a request that came from another virtual device).
 const VIRTUAL_PEER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 1);
 
+/// One NPDU on the wire: the port, the sender's MAC, the NPDU, and whether
+/// the router's own device on that port sent it.
+type WireFrame = (PortId, Mac, Vec<u8>, bool);
+
 /// NPDUs virtual devices have sent, waiting for the router.
 #[derive(Default)]
 struct Wire {
-    frames: Mutex<Vec<(PortId, Mac, Vec<u8>)>>,
+    /// (port, sender's MAC, NPDU, sent by the router's own device on that port).
+    frames: Mutex<Vec<WireFrame>>,
     wake: Arc<Notify>,
     /// The loop is handling a wake-up and reads the wire before it sleeps:
     /// no need to wake it (which would cost it a spurious round).
@@ -136,8 +141,8 @@ struct Wire {
 }
 
 impl Wire {
-    fn push(&self, port: PortId, mac: Mac, npdu: Vec<u8>) {
-        self.frames.lock().unwrap_or_else(PoisonError::into_inner).push((port, mac, npdu));
+    fn push(&self, port: PortId, mac: Mac, npdu: Vec<u8>, own: bool) {
+        self.frames.lock().unwrap_or_else(PoisonError::into_inner).push((port, mac, npdu, own));
         if !self.busy.load(Ordering::Acquire) {
             self.wake.notify_one();
         }
@@ -156,7 +161,7 @@ impl Wire {
         }
     }
 
-    fn take(&self, into: &mut Vec<(PortId, Mac, Vec<u8>)>) {
+    fn take(&self, into: &mut Vec<WireFrame>) {
         std::mem::swap(&mut *self.frames.lock().unwrap_or_else(PoisonError::into_inner), into);
     }
 }
@@ -183,7 +188,7 @@ impl Link for VirtualLink {
             } else {
                 npdu.to_vec()
             };
-            self.wire.push(self.port, self.mac, npdu);
+            self.wire.push(self.port, self.mac, npdu, false);
         }
         Ok(())
     }
@@ -225,7 +230,7 @@ impl Link for RouterPortLink {
         for i in 0..outbox.frames().len() {
             let f = &outbox.frames()[i];
             if routed(f) {
-                self.wire.push(self.port, self.mac, outbox.octets(i)[Self::HEADROOM..].to_vec());
+                self.wire.push(self.port, self.mac, outbox.octets(i)[Self::HEADROOM..].to_vec(), true);
             } else {
                 let broadcast = f.how == Delivery::Broadcast;
                 trellis_bip::write_header(outbox.octets_mut(i), broadcast)?;
@@ -410,7 +415,9 @@ impl<M: ObjectModel> Node<M> {
                     break;
                 }
             }
-            self.route_wire(&mut wire_frames);
+            // What is still on the wire (device-to-device traffic beyond
+            // the rounds, or a notification pushed meanwhile) wakes the
+            // loop again: idle() sees it.
             self.wire.idle();
             self.send_pending().await;
             self.publish();
@@ -545,13 +552,18 @@ impl<M: ObjectModel> Node<M> {
     }
 
     /// Route what virtual devices have sent.
-    fn route_wire(&mut self, frames: &mut Vec<(PortId, Mac, Vec<u8>)>) {
+    fn route_wire(&mut self, frames: &mut Vec<WireFrame>) {
         self.wire.take(frames);
         let now = self.now();
-        for (port, mac, npdu) in frames.drain(..) {
-            // A device's own NPDU is never for its own network's devices
-            // (nothing else is on a virtual network): only what is routed counts.
-            let _ = self.router.handle_npdu(now, port, mac.as_bytes(), &npdu);
+        for (port, mac, npdu, own) in frames.drain(..) {
+            if own {
+                // The router port's own device: routed as the router's.
+                self.router.handle_own_npdu(now, port, mac.as_bytes(), &npdu);
+            } else {
+                // A virtual device's NPDU is never for its own network's
+                // devices (nothing else is on it): only what is routed counts.
+                let _ = self.router.handle_npdu(now, port, mac.as_bytes(), &npdu);
+            }
             self.deliver(None);
         }
     }

@@ -138,7 +138,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         };
         server_config.network_ports = match (&own_port, d.virtual_network, router.as_ref().and_then(|r| r.port_of(d))) {
             (Some(Port::Bip(port)), _, _) => {
-                let mut p = network_port::ip(1, port.local_addr(), &bip, None, None, false);
+                let mut p = network_port::ip(1, port.local_addr(), &bip, None, None);
                 p.bbmd = d.bbmd.is_some().then(|| own_bbmd.clone());
                 vec![p]
             }

@@ -34,6 +34,17 @@ pub struct DriverStats {
     pub results: AtomicU64,
     /// The last BVLC-Result code received, plus one (0: none yet).
     pub last_result: std::sync::atomic::AtomicU32,
+    /// Who sent it: the IPv4 address in the high 32 of 48 bits, the port
+    /// in the low 16 (see [`DriverStats::last_result_from`]).
+    pub last_result_source: AtomicU64,
+}
+
+impl DriverStats {
+    /// The sender of the last BVLC-Result received.
+    pub fn last_result_from(&self) -> SocketAddrV4 {
+        let v = self.last_result_source.load(Ordering::Relaxed);
+        SocketAddrV4::new(std::net::Ipv4Addr::from((v >> 16) as u32), v as u16)
+    }
 }
 
 /// One NPDU handed up by [`BipDriver::drain`], borrowed from the driver's
@@ -61,6 +72,9 @@ pub struct BipDriver {
     buf: Box<[u8]>,
     /// The port's BBMD, when it is one (see [`crate::enable_bbmd`]).
     pub(crate) bbmd: Option<Arc<crate::PortBbmd>>,
+    /// The BBMD we are a foreign device of: its Forwarded-NPDUs come by
+    /// unicast and are trusted.
+    forwarder: Option<SocketAddrV4>,
 }
 
 /// The largest datagram received whole.
@@ -75,7 +89,14 @@ impl BipDriver {
             stats: Arc::new(DriverStats::default()),
             buf: vec![0; MAX_DATAGRAM].into_boxed_slice(),
             bbmd: None,
+            forwarder: None,
         }
+    }
+
+    /// Trust Forwarded-NPDUs from `bbmd` that arrive by unicast: we are
+    /// its foreign device (Annex J.5), and it forwards broadcasts to us so.
+    pub fn accept_forwarded_from(&mut self, bbmd: SocketAddrV4) {
+        self.forwarder = Some(bbmd);
     }
 
     /// The driver's counters.
@@ -133,8 +154,15 @@ impl BipDriver {
     /// requests answered with their NAK). Returns how many datagrams were
     /// read.
     pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
-        let BipDriver { unicast, broadcast_rx, local, stats, buf, bbmd } = self;
-        let port = Port { unicast, can_tell: broadcast_rx.is_some(), local: *local, stats, bbmd: bbmd.as_deref() };
+        let BipDriver { unicast, broadcast_rx, local, stats, buf, bbmd, forwarder } = self;
+        let port = Port {
+            unicast,
+            can_tell: broadcast_rx.is_some(),
+            local: *local,
+            stats,
+            bbmd: bbmd.as_deref(),
+            forwarder: *forwarder,
+        };
         let mut read = 0;
         // The broadcast socket first: it is rarely busy, and a flood of
         // unicast requests must not starve a Who-Is.
@@ -172,6 +200,7 @@ struct Port<'a> {
     local: SocketAddrV4,
     stats: &'a DriverStats,
     bbmd: Option<&'a crate::PortBbmd>,
+    forwarder: Option<SocketAddrV4>,
 }
 
 impl Port<'_> {
@@ -206,13 +235,19 @@ impl Port<'_> {
             Bvll::OriginalBroadcastNpdu(n) => (from, n, true),
             Bvll::ForwardedNpdu { original_source, npdu } => {
                 let unanswerable = original_source.port() == 0 || original_source.ip().is_unspecified();
-                if (self.can_tell && !on_broadcast_socket) || original_source == self.local || unanswerable {
+                let from_our_bbmd = self.forwarder == Some(from);
+                if (self.can_tell && !on_broadcast_socket && !from_our_bbmd)
+                    || original_source == self.local
+                    || unanswerable
+                {
                     tracing::debug!(%from, %original_source, "dropped Forwarded-NPDU not received as a local broadcast");
                     return None;
                 }
                 (original_source, npdu, true)
             }
             Bvll::Result(code) => {
+                let source = (u64::from(u32::from(*from.ip())) << 16) | u64::from(from.port());
+                self.stats.last_result_source.store(source, Ordering::Relaxed);
                 self.stats.last_result.store(u32::from(code.0) + 1, Ordering::Relaxed);
                 self.stats.results.fetch_add(1, Ordering::Relaxed);
                 return None;

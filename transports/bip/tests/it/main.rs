@@ -216,3 +216,24 @@ async fn a_datagram_whose_length_lies_is_dropped_counted_and_never_answered() {
         assert_eq!(stats.malformed.load(std::sync::atomic::Ordering::Relaxed), sent, "bbmd {bbmd}: each counted");
     }
 }
+
+/// A foreign device trusts the Forwarded-NPDUs its BBMD sends it by
+/// unicast (Annex J.4.5), and only those.
+#[tokio::test]
+async fn a_foreign_device_hears_what_its_bbmd_forwards() {
+    let (me, mut driver) = bind(&config(30)).unwrap();
+    let bbmd = UdpSocket::bind("127.0.77.31:0").await.unwrap();
+    let bbmd_addr: SocketAddrV4 = bbmd.local_addr().unwrap().to_string().parse().unwrap();
+    driver.accept_forwarded_from(bbmd_addr);
+    let (tx, mut rx) = mpsc::channel(8);
+    tokio::spawn(driver.run(tx));
+    let other = UdpSocket::bind("127.0.77.32:0").await.unwrap();
+    let station = SocketAddrV4::new(Ipv4Addr::new(127, 0, 99, 7), 47808);
+    let mut frame = Vec::new();
+    Bvll::ForwardedNpdu { original_source: station, npdu: &[0x01, 0x00, 0x10, 0x00] }.encode(&mut frame).unwrap();
+    other.send_to(&frame, me.local_addr()).await.unwrap(); // not our BBMD: dropped
+    bbmd.send_to(&frame, me.local_addr()).await.unwrap();
+    let got = recv(&mut rx).await;
+    assert_eq!((got.source, got.broadcast), (station, true), "from our BBMD, with the original source");
+    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err(), "only that one");
+}
