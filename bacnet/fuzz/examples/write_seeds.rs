@@ -173,7 +173,11 @@ fn main() {
         mut records,
         mut router,
         mut bbmd,
-    ] = std::array::from_fn::<Corpus, 10, _>(|_| Corpus::default());
+        mut bvll6,
+    ] = std::array::from_fn::<Corpus, 11, _>(|_| Corpus::default());
+    for (name, seed) in bvll6_messages() {
+        bvll6.add(name, name, seed);
+    }
 
     for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
         segmentation.add(name, name, scenario.encode());
@@ -288,6 +292,7 @@ fn main() {
         ("read_records", records),
         ("router", router),
         ("bbmd", bbmd),
+        ("bvll6", bvll6),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }
@@ -315,6 +320,36 @@ fn record_lists() -> Vec<(&'static str, Vec<u8>)> {
     read_records::write_result(&mut all, AV1, P::OBJECT_NAME, None, Ok(&Value::CharacterString(bacnet::CharacterString::utf8("Zone")).into()));
     read_records::write_result(&mut all, AV1, P::PRESENT_VALUE, None, Ok(&real));
     vec![("mixed-targets", mixed), ("all-expanded", all), ("empty", Vec::new())]
+}
+
+/// One of each BACnet/IPv6 BVLL function (Annex U.2).
+fn bvll6_messages() -> Vec<(&'static str, Vec<u8>)> {
+    use bacnet::bvll6::{Bvll6, vmac_of_instance};
+    use std::net::{Ipv6Addr, SocketAddrV6};
+    let a = SocketAddrV6::new(Ipv6Addr::LOCALHOST, 47808, 0, 0);
+    let (me, you) = (vmac_of_instance(1001), vmac_of_instance(2002));
+    let npdu: &[u8] = &[0x01, 0x00, 0x10, 0x08];
+    let all = [
+        ("result", Bvll6::Result { source: me, code: 0x0090 }),
+        ("original-unicast", Bvll6::OriginalUnicastNpdu { source: me, destination: you, npdu }),
+        ("original-broadcast", Bvll6::OriginalBroadcastNpdu { source: me, npdu }),
+        ("address-resolution", Bvll6::AddressResolution { source: me, target: you }),
+        ("forwarded-address-resolution", Bvll6::ForwardedAddressResolution { source: me, target: you, original_source: a }),
+        ("address-resolution-ack", Bvll6::AddressResolutionAck { source: you, destination: me }),
+        ("virtual-address-resolution", Bvll6::VirtualAddressResolution { source: me }),
+        ("virtual-address-resolution-ack", Bvll6::VirtualAddressResolutionAck { source: you, destination: me }),
+        ("forwarded-npdu", Bvll6::ForwardedNpdu { source: me, original_source: a, npdu }),
+        ("register-foreign-device", Bvll6::RegisterForeignDevice { source: me, ttl: 300 }),
+        ("delete-fdt-entry", Bvll6::DeleteForeignDeviceTableEntry { source: me, entry: a }),
+        ("distribute-broadcast", Bvll6::DistributeBroadcastToNetwork { source: me, npdu }),
+    ];
+    all.into_iter()
+        .map(|(name, m)| {
+            let mut out = Vec::new();
+            m.encode(&mut out).unwrap();
+            (name, out)
+        })
+        .collect()
 }
 
 /// Router inputs of several NPDUs: a route learned, then used; a busy

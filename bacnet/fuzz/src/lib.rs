@@ -107,6 +107,19 @@ pub fn check_bvll(data: &[u8]) {
     }
 }
 
+fn encode_bvll6(b: &bacnet::bvll6::Bvll6<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    b.encode(&mut out).unwrap_or_else(|e| panic!("BVLL-IPv6: decoded {b:?} does not encode: {e}"));
+    out
+}
+
+/// BACnet/IPv6 BVLL messages; lossless.
+pub fn check_bvll6(data: &[u8]) {
+    if let Some(once) = round_trip!("BVLL-IPv6", data, bacnet::bvll6::Bvll6::decode, encode_bvll6) {
+        assert_eq!(once, data, "BVLL-IPv6: decoding lost octets");
+    }
+}
+
 /// A property value: any sequence of application, context and constructed
 /// elements.
 pub fn check_value(data: &[u8]) {
@@ -393,7 +406,7 @@ mod tests {
 
     type Check = fn(&[u8]);
 
-    const TARGETS: [(&str, Check); 10] = [
+    const TARGETS: [(&str, Check); 11] = [
         ("apdu", check_apdu),
         ("npdu", check_npdu),
         ("bvll", check_bvll),
@@ -401,6 +414,7 @@ mod tests {
         ("read_records", check_read_records),
         ("router", check_router),
         ("bbmd", check_bbmd),
+        ("bvll6", check_bvll6),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),
