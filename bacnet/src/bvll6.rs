@@ -278,9 +278,8 @@ impl<'a> Bvll6<'a> {
                 out.extend_from_slice(&target);
                 push_bip6_address(out, &original_source);
             }
-            Bvll6::AddressResolutionAck { destination, .. } | Bvll6::VirtualAddressResolutionAck { destination, .. } => {
-                out.extend_from_slice(&destination)
-            }
+            Bvll6::AddressResolutionAck { destination, .. }
+            | Bvll6::VirtualAddressResolutionAck { destination, .. } => out.extend_from_slice(&destination),
             Bvll6::VirtualAddressResolution { .. } => {}
             Bvll6::ForwardedNpdu { original_source, npdu, .. } => {
                 push_bip6_address(out, &original_source);

@@ -275,6 +275,28 @@ pub struct DeviceSection {
     pub virtual_network: Option<u16>,
     /// Make this device's B/IP port a BBMD.
     pub bbmd: Option<BbmdSection>,
+    /// Serve on a BACnet/IPv6 port instead of B/IP (`bind` and `port` are
+    /// then unused); the device's VMAC is its `instance`.
+    pub bip6: Option<Bip6Section>,
+}
+
+/// `bip6 = { … }` in a `[[device]]`: a BACnet/IPv6 port (Annex U).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Bip6Section {
+    /// The IPv6 address to bind (default `::1`).
+    #[serde(default = "default_bind6")]
+    pub bind: std::net::Ipv6Addr,
+    /// UDP port (default 47808).
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// The interface index multicasts use (default 0: the system's choice).
+    #[serde(default)]
+    pub interface: u32,
+}
+
+fn default_bind6() -> std::net::Ipv6Addr {
+    std::net::Ipv6Addr::LOCALHOST
 }
 
 /// `mstp = { … }` in a `[[device]]`: an MS/TP port on a serial device.
@@ -473,6 +495,7 @@ impl Default for DeviceSection {
             mstp: None,
             virtual_network: None,
             bbmd: None,
+            bip6: None,
         }
     }
 }
@@ -544,6 +567,7 @@ impl Config {
         let mut ports = std::collections::HashSet::new();
         let mut serial = std::collections::HashSet::new();
         let mut virtual_macs = std::collections::HashSet::new();
+        let mut ports6 = std::collections::HashSet::new();
         if let Some(router) = &self.router {
             anyhow::ensure!(!router.ports.is_empty(), "[router] needs at least one [[router.port]]");
             let mut networks = std::collections::HashSet::new();
@@ -618,6 +642,23 @@ impl Config {
                 anyhow::ensure!(
                     virtual_macs.insert((net, instance)),
                     "device {n}: instance {instance} is already on virtual network {net}"
+                );
+                continue;
+            }
+            if let Some(b) = &d.bip6 {
+                anyhow::ensure!(
+                    d.mstp.is_none() && d.virtual_network.is_none() && d.bbmd.is_none(),
+                    "device {n}: a BACnet/IPv6 device has no mstp, virtual_network or (IPv4) bbmd"
+                );
+                anyhow::ensure!(
+                    d.instance.is_some(),
+                    "device {n}: a BACnet/IPv6 device needs its `instance` (its VMAC)"
+                );
+                anyhow::ensure!(
+                    b.port == 0 || ports6.insert((b.bind, b.port)),
+                    "device {n}: [{}]:{} is already used by another device (one device per port)",
+                    b.bind,
+                    b.port
                 );
                 continue;
             }

@@ -42,6 +42,18 @@ pub fn ip(
     }
 }
 
+/// A BACnet/IPv6 port at `address` with `vmac`.
+pub fn ipv6(address: std::net::SocketAddrV6, vmac: [u8; 3]) -> NetworkPort {
+    NetworkPort {
+        instance: 1,
+        name: format!("BACnet/IPv6 {address}"),
+        network: None,
+        kind: PortKind::Ipv6 { address, vmac },
+        routes: None,
+        bbmd: None,
+    }
+}
+
 /// An MS/TP port.
 pub fn mstp(m: &MstpSection) -> NetworkPort {
     NetworkPort {

@@ -59,7 +59,26 @@ impl DeviceAddress {
     pub fn mstp_mac(&self) -> Option<u8> {
         if self.link.ip().is_unspecified() { u8::try_from(self.link.port()).ok() } else { None }
     }
+
+    /// A station on the local BACnet/IPv6 port, by its VMAC (Annex U).
+    ///
+    /// Like MS/TP stations, B/IPv6 ones share this type: the VMAC rides in
+    /// the last three octets of an address in 0.0.0.0/8 (never the source of
+    /// an IPv4 datagram) with the port [`BIP6_TAG`], which no MS/TP address
+    /// has. [`DeviceAddress::bip6_vmac`] gets it back.
+    pub fn bip6(vmac: [u8; 3]) -> Self {
+        DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::new(0, vmac[0], vmac[1], vmac[2]), BIP6_TAG))
+    }
+
+    /// The VMAC of an address made by [`DeviceAddress::bip6`].
+    pub fn bip6_vmac(&self) -> Option<[u8; 3]> {
+        let o = self.link.ip().octets();
+        (o[0] == 0 && self.link.port() == BIP6_TAG).then_some([o[1], o[2], o[3]])
+    }
 }
+
+/// The port of a [`DeviceAddress::bip6`] address: marks the VMAC.
+pub const BIP6_TAG: u16 = 0xB6B6;
 
 impl From<SocketAddrV4> for DeviceAddress {
     fn from(link: SocketAddrV4) -> Self {
@@ -69,9 +88,10 @@ impl From<SocketAddrV4> for DeviceAddress {
 
 impl fmt::Display for DeviceAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.mstp_mac() {
-            Some(mac) => write!(f, "mstp:{mac}")?,
-            None => write!(f, "{}", self.link)?,
+        match (self.mstp_mac(), self.bip6_vmac()) {
+            (Some(mac), _) => write!(f, "mstp:{mac}")?,
+            (_, Some(v)) => write!(f, "bip6:{:02x}{:02x}{:02x}", v[0], v[1], v[2])?,
+            (None, None) => write!(f, "{}", self.link)?,
         }
         if let Some(r) = &self.remote {
             write!(f, "@{}:", r.net)?;

@@ -18,6 +18,7 @@
 //! Must never: panic on any received octets, answer a broadcast confirmed
 //! request, or leave a malformed confirmed request without its Reject.
 
+mod bip6;
 pub mod cov;
 pub mod device;
 pub mod dispatch;
@@ -38,6 +39,7 @@ pub use native::DeviceOnlyModel;
 
 /// The core router's counters, as a router node publishes them.
 pub use bacnet::router::RouterCounters;
+pub use bip6::{Bip6Port, bind_bip6, serve_bip6_on};
 pub use endpoint::{BipPort, bind, serve, serve_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
 pub use router_node::{

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 const NETWORK_TYPE_MSTP: u32 = 2;
 const NETWORK_TYPE_IPV4: u32 = 5;
 const NETWORK_TYPE_VIRTUAL: u32 = 7;
+const NETWORK_TYPE_IPV6: u32 = 9;
 /// BACnetProtocolLevel: bacnet-application, for every BACnet port (a
 /// router's included).
 const PROTOCOL_LEVEL_APPLICATION: u32 = 2;
@@ -56,6 +57,13 @@ pub enum PortKind {
         max_info_frames: u8,
         /// Baud rate.
         baud: u32,
+    },
+    /// BACnet/IPv6 (Annex U).
+    Ipv6 {
+        /// The address and UDP port bound.
+        address: std::net::SocketAddrV6,
+        /// The port's VMAC (its MAC_Address).
+        vmac: [u8; 3],
     },
     /// A virtual network behind the gateway's router.
     Virtual {
@@ -159,7 +167,7 @@ impl NetworkPort {
                 list.extend([P::BACNET_IP_MODE, P::IP_ADDRESS, P::BACNET_IP_UDP_PORT, P::IP_SUBNET_MASK])
             }
             PortKind::Mstp { .. } => list.extend([P::MAX_MASTER, P::MAX_INFO_FRAMES]),
-            PortKind::Virtual { .. } => {}
+            PortKind::Virtual { .. } | PortKind::Ipv6 { .. } => {}
         }
         if self.routes.is_some() {
             list.push(P::ROUTING_TABLE);
@@ -211,6 +219,7 @@ impl NetworkPort {
                 PortKind::Ipv4 { .. } => NETWORK_TYPE_IPV4,
                 PortKind::Mstp { .. } => NETWORK_TYPE_MSTP,
                 PortKind::Virtual { .. } => NETWORK_TYPE_VIRTUAL,
+                PortKind::Ipv6 { .. } => NETWORK_TYPE_IPV6,
             })
             .into(),
             P::PROTOCOL_LEVEL => Value::Enumerated(PROTOCOL_LEVEL_APPLICATION).into(),
@@ -236,6 +245,7 @@ impl NetworkPort {
                 }
                 PortKind::Mstp { mac, .. } => vec![*mac],
                 PortKind::Virtual { mac } => mac.clone(),
+                PortKind::Ipv6 { vmac, .. } => vmac.to_vec(),
             })
             .into(),
             P::BACNET_IP_MODE => {

@@ -119,12 +119,21 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let own_port = if routed[i] {
             None
         } else {
-            Some(match &d.mstp {
-                Some(m) => {
+            Some(match (&d.mstp, &d.bip6) {
+                (_, Some(b)) => {
+                    let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, d.instance.unwrap_or_default());
+                    config.interface = b.interface;
+                    let _in_shard = shard.enter();
+                    Port::Bip6(
+                        crate::server::bind_bip6(&config)
+                            .with_context(|| format!("device {}: BACnet/IPv6 [{}]:{}", i + 1, b.bind, b.port))?,
+                    )
+                }
+                (Some(m), None) => {
                     Port::Mstp(Box::new(bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?))
                 }
                 // Bound inside the shard, so that its I/O driver polls the sockets.
-                None => {
+                (None, None) => {
                     let mut port = {
                         let _in_shard = shard.enter();
                         bind_bip(&bip).with_context(|| format!("device {}", i + 1))?
@@ -143,6 +152,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 vec![p]
             }
             (Some(Port::Mstp(_)), _, _) => d.mstp.as_ref().map(network_port::mstp).into_iter().collect(),
+            (Some(Port::Bip6(port)), _, _) => vec![network_port::ipv6(port.local_addr(), port.vmac())],
             (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
             (None, None, None) => Vec::new(),
@@ -174,6 +184,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     let on = format!("BACnet/IP {}", port.local_addr());
                     (Some((Port::Bip(port), server)), on)
                 }
+                Some(Port::Bip6(port)) => {
+                    let v = port.vmac();
+                    let on = format!("BACnet/IPv6 {} (VMAC {:02x}{:02x}{:02x})", port.local_addr(), v[0], v[1], v[2]);
+                    (Some((Port::Bip6(port), server)), on)
+                }
                 None => unreachable!("a device not behind the router has its own port"),
             }
         };
@@ -194,6 +209,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             let serving = match port {
                 Port::Mstp(port) => shard.spawn(async move { serve_mstp_on(*port, server).await }),
                 Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
+                Port::Bip6(port) => shard.spawn(async move { crate::server::serve_bip6_on(port, server).await }),
             };
             tasks.spawn(async move { serving.await? });
         }
@@ -328,6 +344,7 @@ fn enable_bbmd(
 /// A device's port, bound before anything is said to serve.
 enum Port {
     Bip(crate::server::BipPort),
+    Bip6(crate::server::Bip6Port),
     Mstp(Box<crate::server::MstpPort>),
 }
 

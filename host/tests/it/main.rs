@@ -3,6 +3,7 @@
 mod admin_socket;
 mod amplification;
 mod bbmd;
+mod bip6;
 mod capture;
 mod child;
 mod cli;

@@ -1,0 +1,50 @@
+//! A device served on BACnet/IPv6 (`examples/ipv6.toml`) and the
+//! rusty-bacnet wheel's IPv6 client reading it on `::1`:
+//!
+//! ```text
+//! client ──Virtual-Address-Resolution──▶ [::1]:P ──ACK (VMAC 05ef89)──▶ client
+//! client ──ReadProperty to VMAC 05ef89──▶ device ──ComplexACK──▶ client (VMAC learned from the request)
+//! ```
+
+use crate::gateway::Gateway;
+use crate::peers::free_port;
+use crate::scratch::Scratch;
+use std::path::Path;
+
+#[test]
+fn the_rusty_bacnet_ipv6_client_reads_the_device_served_on_ipv6() {
+    let scratch = Scratch::new("bip6", "example");
+    let port = free_port();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/ipv6.toml")).unwrap();
+    let config = text.replace("port = 47808", &format!("port = {port}"));
+    let path = scratch.path("ipv6.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    assert!(gateway.log().contains("BACnet/IPv6 [::1]"), "{}", gateway.log());
+    let script = format!(
+        "import asyncio\n\
+         from rusty_bacnet import BACnetClient, ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue\n\
+         async def main():\n\
+         \x20   async with BACnetClient(transport='ipv6', ipv6_interface='::1', port={client}, ipv6_device_instance=4321) as c:\n\
+         \x20       vmac = await c.resolve_vmac('[::1]:{port}')\n\
+         \x20       print('vmac', vmac)\n\
+         \x20       print(repr(await c.read_property(vmac, ObjectIdentifier(ObjectType.DEVICE, 389001), PropertyIdentifier.OBJECT_IDENTIFIER)))\n\
+         \x20       await c.write_property(vmac, ObjectIdentifier(ObjectType.ANALOG_VALUE, 1), PropertyIdentifier.PRESENT_VALUE, PropertyValue.real(24.5), priority=8)\n\
+         \x20       print(repr(await c.read_property(vmac, ObjectIdentifier(ObjectType.ANALOG_VALUE, 1), PropertyIdentifier.PRESENT_VALUE)))\n\
+         asyncio.run(main())\n",
+        client = free_port()
+    );
+    let output = std::process::Command::new(crate::peers::python()).args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success()
+            && stdout.contains("0x05EF89")
+            && stdout.contains("object_identifier(DEVICE, 389001)")
+            && stdout.contains("real(24.5)"),
+        "{stdout}\n{}\ngateway:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        gateway.log()
+    );
+    drop(gateway);
+}

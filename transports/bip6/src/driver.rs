@@ -1,0 +1,166 @@
+//! Receiving side of a BACnet/IPv6 port: reads datagrams, checks the
+//! framing, answers resolution requests, learns VMACs, hands NPDUs up.
+
+use crate::{MAX_VMACS, VmacTable};
+use bacnet::bvll6::{Bvll6, Vmac};
+use std::net::{SocketAddr, SocketAddrV6};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
+use tokio::net::UdpSocket;
+
+/// What the driver saw.
+#[derive(Debug, Default)]
+pub struct Bip6Stats {
+    /// NPDUs handed up.
+    pub npdus: AtomicU64,
+    /// Datagrams dropped as malformed.
+    pub malformed: AtomicU64,
+    /// Resolution requests answered.
+    pub resolutions: AtomicU64,
+    /// Messages from another station using our VMAC.
+    pub duplicate_vmac: AtomicU64,
+}
+
+/// One NPDU handed up, borrowed from the receive buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inbound<'a> {
+    /// The sender's VMAC (the originator's, for a Forwarded-NPDU).
+    pub source: Vmac,
+    /// The NPDU.
+    pub npdu: &'a [u8],
+    /// It came as a broadcast.
+    pub broadcast: bool,
+}
+
+/// Receives on the port's socket.
+#[derive(Debug)]
+pub struct Bip6Driver {
+    socket: Arc<UdpSocket>,
+    local: SocketAddrV6,
+    vmac: Vmac,
+    table: VmacTable,
+    stats: Arc<Bip6Stats>,
+    buf: Box<[u8]>,
+}
+
+impl Bip6Driver {
+    pub(crate) fn new(socket: Arc<UdpSocket>, local: SocketAddrV6, vmac: Vmac, table: VmacTable) -> Self {
+        Bip6Driver { socket, local, vmac, table, stats: Arc::default(), buf: vec![0; 65536].into_boxed_slice() }
+    }
+
+    /// The driver's counters.
+    pub fn stats(&self) -> Arc<Bip6Stats> {
+        self.stats.clone()
+    }
+
+    /// Wait until a datagram may be waiting.
+    pub async fn readable(&self) -> std::io::Result<()> {
+        self.socket.readable().await
+    }
+
+    /// Take up to `max` datagrams waiting now, without waiting; each NPDU
+    /// goes to `each`. Returns how many datagrams were read.
+    pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
+        let mut read = 0;
+        while read < max {
+            let (n, from) = match self.socket.try_recv_from(&mut self.buf) {
+                Ok((n, SocketAddr::V6(from))) => (n, from),
+                Ok(_) => {
+                    read += 1;
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "B/IPv6 receive error");
+                    read += 1;
+                    continue;
+                }
+            };
+            read += 1;
+            if from == self.local {
+                continue; // our own multicast, looped back
+            }
+            let Ok(msg) = Bvll6::decode(&self.buf[..n]) else {
+                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            let up = classify(&self.socket, self.vmac, &self.table, &self.stats, from, msg);
+            if let Some(up) = up {
+                self.stats.npdus.fetch_add(1, Ordering::Relaxed);
+                each(up);
+            }
+        }
+        read
+    }
+}
+
+/// Learn, answer, and say what goes up.
+fn classify<'a>(
+    socket: &UdpSocket,
+    ours: Vmac,
+    table: &VmacTable,
+    stats: &Bip6Stats,
+    from: SocketAddrV6,
+    msg: Bvll6<'a>,
+) -> Option<Inbound<'a>> {
+    if let Some(source) = msg.source() {
+        if source == ours {
+            if stats.duplicate_vmac.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(%from, "another station uses our VMAC {:02x}{:02x}{:02x} (Annex U.5): its traffic is ignored", ours[0], ours[1], ours[2]);
+            }
+            return None;
+        }
+        // A Forwarded-NPDU's source lives at its original address.
+        let at = match msg {
+            Bvll6::ForwardedNpdu { original_source, .. } => original_source,
+            _ => from,
+        };
+        learn(table, source, at);
+    }
+    let answer = |m: Bvll6<'_>| {
+        let mut buf = Vec::with_capacity(10);
+        if m.encode(&mut buf).is_ok() && socket.try_send_to(&buf, SocketAddr::V6(from)).is_ok() {
+            stats.resolutions.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    match msg {
+        Bvll6::OriginalUnicastNpdu { source, destination, npdu } if destination == ours => {
+            Some(Inbound { source, npdu, broadcast: false })
+        }
+        Bvll6::OriginalUnicastNpdu { .. } => None,
+        Bvll6::OriginalBroadcastNpdu { source, npdu } => Some(Inbound { source, npdu, broadcast: true }),
+        Bvll6::ForwardedNpdu { source, npdu, .. } => Some(Inbound { source, npdu, broadcast: true }),
+        Bvll6::AddressResolution { source, target } if target == ours => {
+            answer(Bvll6::AddressResolutionAck { source: ours, destination: source });
+            None
+        }
+        Bvll6::VirtualAddressResolution { source } => {
+            answer(Bvll6::VirtualAddressResolutionAck { source: ours, destination: source });
+            None
+        }
+        Bvll6::RegisterForeignDevice { .. } => {
+            answer(Bvll6::Result { source: ours, code: bacnet::bvll6::result::REGISTER_FOREIGN_DEVICE_NAK });
+            None
+        }
+        Bvll6::DeleteForeignDeviceTableEntry { .. } => {
+            answer(Bvll6::Result { source: ours, code: bacnet::bvll6::result::DELETE_FOREIGN_DEVICE_TABLE_ENTRY_NAK });
+            None
+        }
+        Bvll6::DistributeBroadcastToNetwork { .. } => {
+            answer(Bvll6::Result { source: ours, code: bacnet::bvll6::result::DISTRIBUTE_BROADCAST_TO_NETWORK_NAK });
+            None
+        }
+        _ => None,
+    }
+}
+
+fn learn(table: &VmacTable, vmac: Vmac, at: SocketAddrV6) {
+    let mut t = table.lock().unwrap_or_else(PoisonError::into_inner);
+    if t.len() >= MAX_VMACS && !t.contains_key(&vmac) {
+        // Bounded: forget an arbitrary entry (it is learned again when it talks).
+        if let Some(k) = t.keys().next().copied() {
+            t.remove(&k);
+        }
+    }
+    t.insert(vmac, at);
+}
