@@ -482,3 +482,36 @@ async fn cov_crosses_the_router_and_tshark_dissects_every_packet() {
     assert!(!text.contains("Malformed"), "malformed packet in the capture:\n{text}");
     assert!(!text.contains("Expert Info (Error"), "dissector error in the capture:\n{text}");
 }
+
+/// Our client reaches the peers' devices through our router: bacpypes3's
+/// and rusty-bacnet's servers are stations of network 2, reached from
+/// network 1 through the router's second B/IP port (DNET 2, DADR their
+/// B/IP address); they answer the router, which routes the answer back.
+///
+/// ```text
+/// client ──RP DNET 2 DADR peer──▶ router :one ──(port two)──RP SNET 1 SADR client──▶ peer
+///        ◀──ACK SNET 2 SADR peer── router ◀──ACK DNET 1 DADR client── peer
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_reaches_the_peers_devices_through_the_router() {
+    use crate::peers::{Kind, Peer};
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "to-peers");
+    let (one, two) = (free_port(), free_port());
+    let config = format!("[[router.port]]\nport = {one}\nnetwork = 1\n\n[[router.port]]\nport = {two}\nnetwork = 2\n");
+    let gateway = start("router.toml", &config, &scratch);
+    let client = bind_client().await;
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        let instance = 3701 + i as u32;
+        let peer = Peer::start(*kind, instance);
+        let mac = bip_mac(peer.address.link.port());
+        let through = behind(one, 2, &mac);
+        let id = client
+            .read_property(&through, device(instance), PropertyIdentifier::OBJECT_IDENTIFIER, None)
+            .await
+            .unwrap_or_else(|e| panic!("{kind:?} through the router: {e}\n{}", gateway.log()));
+        assert_eq!(id, Value::ObjectIdentifier(device(instance)).into(), "{kind:?}");
+        drop(peer);
+    }
+    drop(gateway);
+}
