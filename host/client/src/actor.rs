@@ -66,6 +66,8 @@ pub(crate) enum Link {
     /// [`MstpSender::reply`], which answers the peer's pending request in
     /// time if there is one and is a plain BACnet Data frame otherwise.
     Mstp(MstpSender),
+    /// A BACnet/IPv6 port: stations by VMAC ([`DeviceAddress::bip6`]).
+    Bip6(trellis_bip6::Bip6Handle),
 }
 
 impl Link {
@@ -74,12 +76,20 @@ impl Link {
             Link::Bip(bip, None) => bip.send_broadcast(npdu).await,
             Link::Bip(bip, Some(bbmd)) => bip.send(*bbmd, bacnet::bvll::Bvll::DistributeBroadcastToNetwork(npdu)).await,
             Link::Mstp(m) => m.send(mstp::BROADCAST_MAC, npdu.to_vec(), false).map_err(mstp::send_error),
+            Link::Bip6(b) => b.send_broadcast(npdu).await,
         }
     }
 
     async fn send_unicast(&self, to: &DeviceAddress, npdu: &[u8], expecting_reply: bool) -> std::io::Result<()> {
         match self {
             Link::Bip(bip, _) => bip.send_unicast(to.link, npdu).await,
+            Link::Bip6(b) => match to.bip6_vmac() {
+                Some(vmac) => b.send_unicast(vmac, npdu).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{to} is not a BACnet/IPv6 station (use bip6:VMAC)"),
+                )),
+            },
             Link::Mstp(m) => {
                 let Some(mac) = to.mstp_mac() else {
                     return Err(std::io::Error::new(

@@ -86,6 +86,8 @@ pub struct Client {
     local: SocketAddrV4,
     broadcast: SocketAddrV4,
     tsm: TsmConfig,
+    /// The BACnet/IPv6 port, for a client from [`Client::bind_bip6`].
+    bip6: Option<trellis_bip6::Bip6Handle>,
 }
 
 impl Client {
@@ -153,6 +155,68 @@ impl Client {
         Ok(Client::start(Link::Mstp(sender), rx_rx, local, broadcast, tsm))
     }
 
+    /// Start a client on a BACnet/IPv6 port (Annex U). Devices are named
+    /// [`DeviceAddress::bip6`]`(vmac)`; one heard from (or resolved with
+    /// [`Client::resolve_bip6`]) is reachable, others are looked for on the
+    /// multicast group.
+    pub async fn bind_bip6(config: trellis_bip6::Bip6Config, tsm: TsmConfig) -> std::io::Result<Client> {
+        let (handle, mut driver) = trellis_bip6::bind(&config)?;
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            let mut batch = Vec::new();
+            loop {
+                if driver.readable().await.is_err() {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                driver.drain(64, |n| {
+                    batch.push(trellis_bip::Received {
+                        source: DeviceAddress::bip6(n.source).link,
+                        npdu: n.npdu.to_vec(),
+                        broadcast: n.broadcast,
+                    })
+                });
+                for r in batch.drain(..) {
+                    if rx_tx.send(r).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let local = DeviceAddress::bip6(handle.vmac()).link;
+        let broadcast = DeviceAddress::bip6([0xFF; 3]).link;
+        let mut client = Client::start(Link::Bip6(handle.clone()), rx_rx, local, broadcast, tsm);
+        client.bip6 = Some(handle);
+        Ok(client)
+    }
+
+    /// The VMAC of the BACnet/IPv6 station at `address`
+    /// (Virtual-Address-Resolution, waiting up to `within`), as a device
+    /// address this client reaches. Only on a client from
+    /// [`Client::bind_bip6`].
+    pub async fn resolve_bip6(
+        &self,
+        address: std::net::SocketAddrV6,
+        within: std::time::Duration,
+    ) -> std::io::Result<DeviceAddress> {
+        let Some(port) = &self.bip6 else {
+            return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "not a BACnet/IPv6 client"));
+        };
+        port.resolve(address).await?;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(vmac) = port.vmac_at(address) {
+                return Ok(DeviceAddress::bip6(vmac));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("[{}]:{} did not answer Virtual-Address-Resolution", address.ip(), address.port()),
+                ));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
     fn start(
         link: Link,
         received: mpsc::Receiver<trellis_bip::Received>,
@@ -175,7 +239,7 @@ impl Client {
             epoch: tokio::time::Instant::now(),
         };
         tokio::spawn(actor.run());
-        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm }
+        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None }
     }
 
     /// Our B/IP address.

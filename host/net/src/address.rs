@@ -106,22 +106,28 @@ impl fmt::Display for DeviceAddress {
 /// Why an address did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX] or mstp:MAC, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a or mstp:5"
+    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], mstp:MAC or bip6:VMAC-HEX, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a, mstp:5 or bip6:05ef89"
 )]
 pub struct ParseAddressError(String);
 
 impl FromStr for DeviceAddress {
     type Err = ParseAddressError;
-    /// `IP`, `IP:PORT` (port 47808 by default), or `mstp:MAC` (a station on
-    /// the client's MS/TP port, MAC 0..=254), optionally `@NET:MAC` in hex
-    /// for a device behind a router.
+    /// `IP`, `IP:PORT` (port 47808 by default), `mstp:MAC` (a station on
+    /// the client's MS/TP port, MAC 0..=254) or `bip6:VMAC` (a station on
+    /// the client's BACnet/IPv6 port, the VMAC in hex), optionally `@NET:MAC`
+    /// in hex for a device behind a router.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseAddressError(s.to_string());
         let (link, remote) = match s.split_once('@') {
             Some((l, r)) => (l, Some(r)),
             None => (s, None),
         };
-        let link = if let Some(mac) = link.strip_prefix("mstp:") {
+        let link = if let Some(vmac) = link.strip_prefix("bip6:") {
+            match parse_hex(vmac).as_deref() {
+                Some(&[a, b, c]) => DeviceAddress::bip6([a, b, c]).link,
+                _ => return Err(err()),
+            }
+        } else if let Some(mac) = link.strip_prefix("mstp:") {
             match mac.parse::<u8>() {
                 Ok(mac) if mac != 255 => DeviceAddress::mstp(mac).link,
                 _ => return Err(err()),

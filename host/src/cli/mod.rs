@@ -76,6 +76,18 @@ pub struct GlobalArgs {
     /// broadcasts through it, to reach devices on its network from here.
     #[arg(long, global = true, value_name = "IP:PORT")]
     pub bbmd: Option<std::net::SocketAddrV4>,
+    /// Talk BACnet/IPv6 (Annex U) from this IPv6 address (e.g. ::1) instead
+    /// of BACnet/IP; devices are then addressed as bip6:VMAC.
+    #[arg(long, global = true, value_name = "IPV6")]
+    pub ipv6: Option<std::net::Ipv6Addr>,
+    /// On --ipv6: resolve the VMAC of the station at `[IP]:PORT` first
+    /// (Virtual-Address-Resolution; printed), for links without multicast
+    /// such as loopback. Repeatable.
+    #[arg(long, global = true, value_name = "[IP]:PORT")]
+    pub ipv6_peer: Vec<std::net::SocketAddrV6>,
+    /// Our VMAC on --ipv6, as a device instance (default: one from the process ID).
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(0..=4_194_303))]
+    pub vmac_instance: Option<u32>,
     /// Time-to-live of the --bbmd registration, in seconds (renewed at half).
     #[arg(long, global = true, default_value_t = 300, value_parser = clap::value_parser!(u16).range(2..))]
     pub ttl: u16,
@@ -238,7 +250,21 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::SimLine(a) = command {
         return simline::run(a).await;
     }
-    let client = if let Some(path) = &g.mstp {
+    let client = if let Some(ip) = g.ipv6 {
+        let instance = g.vmac_instance.unwrap_or(0x3F_0000 | (std::process::id() & 0xFFFF));
+        let port = trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance);
+        let client = Client::bind_bip6(port, config.tsm)
+            .await
+            .map_err(|e| Failure { code: exit::OTHER, message: format!("--ipv6 {ip}: {e}") })?;
+        for peer in &g.ipv6_peer {
+            let d = client
+                .resolve_bip6(*peer, Duration::from_millis(g.timeout_ms))
+                .await
+                .map_err(|e| Failure { code: exit::TIMEOUT, message: format!("--ipv6-peer {peer}: {e}") })?;
+            eprintln!("trellis: {peer} is {d}");
+        }
+        client
+    } else if let Some(path) = &g.mstp {
         let mut port = trellis_mstp::MstpConfig::serial(path.clone(), g.mac, g.baud);
         port.node.max_master = g.max_master;
         Client::bind_mstp(port, config.tsm)

@@ -48,3 +48,34 @@ fn the_rusty_bacnet_ipv6_client_reads_the_device_served_on_ipv6() {
     );
     drop(gateway);
 }
+
+/// Our CLI over BACnet/IPv6 on `::1`: the station's VMAC resolved first
+/// (loopback has no multicast), then Who-Is, WriteProperty and ReadProperty
+/// to `bip6:VMAC`.
+#[test]
+fn the_cli_reads_and_writes_the_device_over_ipv6() {
+    let scratch = Scratch::new("bip6", "cli");
+    let port = free_port();
+    let config =
+        format!("[[device]]\ninstance = 389062\npassword = \"x\"\nbip6 = {{ bind = \"::1\", port = {port} }}\n");
+    let path = scratch.path("ipv6.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let peer = format!("[::1]:{port}");
+    let vmac = "bip6:05efc6"; // 389062
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--ipv6", "::1", "--ipv6-peer", peer.as_str()];
+        all.extend_from_slice(args);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trellis")).args(&all).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{all:?}: {text}\ngateway:\n{}", gateway.log());
+        text
+    };
+    let whois = cli(&["whois", "--target", vmac, "--wait", "1"]);
+    assert!(whois.contains("389062") && whois.contains(&format!("{peer} is {vmac}")), "{whois}");
+    cli(&["write", vmac, "analog-value,1", "present-value", "22.5", "--priority", "8"]);
+    let read = cli(&["read", vmac, "analog-value,1", "present-value"]);
+    assert!(read.contains("22.5"), "{read}");
+    drop(gateway);
+}

@@ -42,6 +42,11 @@ impl Bip6Handle {
         self.table.lock().unwrap_or_else(PoisonError::into_inner).get(&vmac).copied()
     }
 
+    /// The VMAC of the station at `address`, if we have heard from it.
+    pub fn vmac_at(&self, address: SocketAddrV6) -> Option<Vmac> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner).iter().find(|(_, a)| **a == address).map(|(v, _)| *v)
+    }
+
     /// Send an NPDU to the station with `vmac`. A VMAC we have not heard
     /// from is looked for (Address-Resolution to the multicast group) and
     /// the NPDU is refused with `NotFound`.
