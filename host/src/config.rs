@@ -200,6 +200,10 @@ pub struct RouterPortSection {
     pub mstp: Option<MstpSection>,
     /// Make this B/IP port a BBMD.
     pub bbmd: Option<BbmdSection>,
+    /// A BACnet/IPv6 port instead of B/IP (`bind` and `port` are then
+    /// unused); its VMAC is `vmac_instance` in three octets, by default
+    /// 0x3F0000 plus the network number.
+    pub bip6: Option<Bip6Section>,
 }
 
 impl RouterSection {
@@ -208,7 +212,7 @@ impl RouterSection {
         if d.virtual_network.is_some() || d.mstp.is_some() {
             return None;
         }
-        self.ports.iter().position(|p| p.mstp.is_none() && p.bind == d.bind && p.port == d.port)
+        self.ports.iter().position(|p| p.mstp.is_none() && p.bip6.is_none() && p.bind == d.bind && p.port == d.port)
     }
 }
 
@@ -293,6 +297,8 @@ pub struct Bip6Section {
     /// The interface index multicasts use (default 0: the system's choice).
     #[serde(default)]
     pub interface: u32,
+    /// The VMAC, as a device instance (a router port's; a device's is its instance).
+    pub vmac_instance: Option<u32>,
 }
 
 fn default_bind6() -> std::net::Ipv6Addr {
@@ -578,6 +584,19 @@ impl Config {
                     (1..=65534).contains(&p.network) && networks.insert(p.network),
                     "router port {n}: network must be 1..=65534 and differ from the other ports'"
                 );
+                if let Some(b) = &p.bip6 {
+                    anyhow::ensure!(
+                        p.mstp.is_none() && p.bbmd.is_none(),
+                        "router port {n}: a BACnet/IPv6 port has no mstp or (IPv4) bbmd"
+                    );
+                    anyhow::ensure!(
+                        ports6.insert((b.bind, b.port)) && b.port != 0,
+                        "router port {n}: [{}]:{} is 0 or used by another port",
+                        b.bind,
+                        b.port
+                    );
+                    continue;
+                }
                 if let Some(m) = &p.mstp {
                     anyhow::ensure!(p.bbmd.is_none(), "router port {n}: a BBMD is a B/IP port's, not an MS/TP port's");
                     m.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;

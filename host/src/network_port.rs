@@ -89,6 +89,15 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
         .filter_map(|(n, i)| {
             let p = &r.ports[i];
             let view = Some(routes.for_network(p.network));
+            if let Some(b) = &p.bip6 {
+                let instance = b.vmac_instance.unwrap_or(0x3F_0000 + u32::from(p.network));
+                return Some(NetworkPort {
+                    instance: n as u32 + 1,
+                    network: Some(p.network),
+                    routes: view,
+                    ..ipv6(std::net::SocketAddrV6::new(b.bind, b.port, 0, 0), bacnet::bvll6::vmac_of_instance(instance))
+                });
+            }
             if let Some(m) = &p.mstp {
                 return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..mstp(m) });
             }

@@ -30,6 +30,10 @@ impl Bip6Port {
     pub fn vmac(&self) -> [u8; 3] {
         self.handle.vmac()
     }
+
+    pub(super) fn into_parts(self) -> (Bip6Handle, Bip6Driver) {
+        (self.handle, self.driver)
+    }
 }
 
 /// Bind the BACnet/IPv6 port `config` names.

@@ -81,6 +81,16 @@ pub struct RouterMstpPort {
     pub routes: RoutingView,
 }
 
+/// A BACnet/IPv6 port of the router (no device of the gateway's own on it).
+pub struct RouterBip6Port {
+    /// The port, bound.
+    pub port: super::bip6::Bip6Port,
+    /// The network number of the IPv6 network on it.
+    pub network: u16,
+    /// Where this port's routing table is published.
+    pub routes: RoutingView,
+}
+
 /// A virtual network of served devices behind the router.
 pub struct VirtualNetwork<M> {
     /// Its network number.
@@ -97,6 +107,8 @@ pub struct RouterNode<M> {
     pub ports: Vec<RouterBipPort<M>>,
     /// Its MS/TP ports.
     pub mstp_ports: Vec<RouterMstpPort>,
+    /// Its BACnet/IPv6 ports.
+    pub bip6_ports: Vec<RouterBip6Port>,
     /// Its virtual networks.
     pub virtual_networks: Vec<VirtualNetwork<M>>,
     /// Where the router's counters are published for operators and tests.
@@ -267,6 +279,14 @@ struct BipSide<M> {
     pending: Vec<(SocketAddrV4, Vec<u8>)>,
 }
 
+/// A BACnet/IPv6 port as the loop holds it.
+struct Bip6Side {
+    id: PortId,
+    handle: trellis_bip6::Bip6Handle,
+    /// NPDUs to send at the end of the wake-up: to a VMAC, or to the group.
+    pending: Vec<(Option<[u8; 3]>, Vec<u8>)>,
+}
+
 /// An MS/TP port as the loop holds it.
 struct MstpSide {
     id: PortId,
@@ -288,6 +308,7 @@ struct Node<M> {
     router: Router,
     epoch: Instant,
     bip: Vec<BipSide<M>>,
+    bip6: Vec<Bip6Side>,
     mstp: Vec<MstpSide>,
     virtuals: Vec<VirtualSide<M>>,
     wire: Arc<Wire>,
@@ -297,21 +318,35 @@ struct Node<M> {
     published: Option<u64>,
 }
 
+/// The router's ports as they are numbered, with their published tables.
+#[derive(Default)]
+struct PortPlan {
+    ports: Vec<PortConfig>,
+    views: Vec<(PortId, RoutingView)>,
+}
+
+impl PortPlan {
+    /// The next port: numbered 1, 2, … (255 at most).
+    fn add(&mut self, network: u16, max_npdu: usize, mac_len: u8, routes: &RoutingView) -> anyhow::Result<PortId> {
+        let id = u8::try_from(self.ports.len() + 1)
+            .map(PortId)
+            .map_err(|_| anyhow::anyhow!("more than 255 router ports"))?;
+        self.ports.push(PortConfig { id, network, max_npdu, mac_len: Some(mac_len) });
+        self.views.push((id, routes.clone()));
+        Ok(id)
+    }
+}
+
 /// Serve a router node until a port fails or the future is dropped.
 pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result<()> {
     anyhow::ensure!(!node.ports.is_empty(), "a router needs a B/IP port");
     let wire = Arc::new(Wire::default());
-    let mut ports = Vec::new();
+    let mut plan = PortPlan::default();
     let mut drivers = Vec::new();
     let mut bip = Vec::new();
-    let mut next_id = 1u8;
-    let mut views = Vec::new();
     for p in node.ports {
-        let id = PortId(next_id);
-        views.push((id, p.routes.clone()));
-        next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
+        let id = plan.add(p.network, BIP_MAX_NPDU, 6, &p.routes)?;
         let (handle, driver) = p.port.into_parts();
-        ports.push(PortConfig { id, network: p.network, max_npdu: BIP_MAX_NPDU, mac_len: Some(6) });
         tracing::info!(address = %handle.local_addr(), network = p.network, "router port: BACnet/IP");
         let mac = Mac::new(&bip_mac(handle.local_addr())).expect("six octets");
         let device = match p.device {
@@ -326,10 +361,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     }
     let mut mstp = Vec::new();
     for p in node.mstp_ports {
-        let id = PortId(next_id);
-        next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
-        views.push((id, p.routes.clone()));
-        ports.push(PortConfig { id, network: p.network, max_npdu: MSTP_MAX_NPDU, mac_len: Some(1) });
+        let id = plan.add(p.network, MSTP_MAX_NPDU, 1, &p.routes)?;
         let (handle, driver) = p.port.into_parts();
         let name = driver.name().to_string();
         driver.spawn()?;
@@ -340,12 +372,18 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         let stop = ShutdownOnDrop(sender.clone());
         mstp.push(MstpSide { id, sender, received, pending: None, _stop: stop });
     }
+    let mut bip6 = Vec::new();
+    let mut drivers6 = Vec::new();
+    for p in node.bip6_ports {
+        let id = plan.add(p.network, BIP_MAX_NPDU, 3, &p.routes)?;
+        let (handle, driver) = p.port.into_parts();
+        tracing::info!(address = %handle.local_addr(), network = p.network, "router port: BACnet/IPv6");
+        drivers6.push(driver);
+        bip6.push(Bip6Side { id, handle, pending: Vec::new() });
+    }
     let mut virtuals = Vec::new();
     for v in node.virtual_networks {
-        let id = PortId(next_id);
-        views.push((id, v.routes.clone()));
-        next_id = next_id.checked_add(1).ok_or_else(|| anyhow::anyhow!("more than 255 router ports"))?;
-        ports.push(PortConfig { id, network: v.network, max_npdu: BIP_MAX_NPDU, mac_len: Some(3) });
+        let id = plan.add(v.network, BIP_MAX_NPDU, 3, &v.routes)?;
         let mut devices = Vec::new();
         for server in v.devices {
             let instance = server.device_id().instance;
@@ -356,16 +394,17 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         }
         virtuals.push(VirtualSide { id, devices });
     }
-    if ports.len() == 1 {
-        // One B/IP port and no virtual network: a router with nothing to
-        // route still answers the network layer; the core wants two ports.
-        anyhow::bail!("a router needs at least two networks (B/IP ports or virtual networks)");
+    if plan.ports.len() == 1 {
+        // A router with nothing to route: the core wants two ports.
+        anyhow::bail!("a router needs at least two networks (ports or virtual networks)");
     }
+    let PortPlan { ports, views } = plan;
     let router = Router::new(RouterConfig::new(ports)).map_err(|e| anyhow::anyhow!("router: {e}"))?;
     let mut node = Node {
         router,
         epoch: Instant::now(),
         bip,
+        bip6,
         mstp,
         virtuals,
         wire,
@@ -375,7 +414,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     };
     node.router.announce();
     node.deliver(None);
-    node.run(drivers).await
+    node.run(drivers, drivers6).await
 }
 
 impl<M: ObjectModel> Node<M> {
@@ -383,7 +422,11 @@ impl<M: ObjectModel> Node<M> {
         self.epoch.elapsed()
     }
 
-    async fn run(&mut self, mut drivers: Vec<BipDriver>) -> anyhow::Result<()> {
+    async fn run(
+        &mut self,
+        mut drivers: Vec<BipDriver>,
+        mut drivers6: Vec<trellis_bip6::Bip6Driver>,
+    ) -> anyhow::Result<()> {
         let wake = self.wire.wake.clone();
         let mut wire_frames = Vec::new();
         loop {
@@ -395,6 +438,7 @@ impl<M: ObjectModel> Node<M> {
                 },
                 _ = wake.notified() => {}
                 _ = any_received(&mut self.mstp) => {}
+                _ = any_readable6(&drivers6) => {}
                 _ = sleep_until(deadline) => {}
             }
             self.wire.busy.store(true, Ordering::Release);
@@ -406,6 +450,16 @@ impl<M: ObjectModel> Node<M> {
             }
             for i in 0..self.mstp.len() {
                 self.mstp_intake(i);
+            }
+            for (i, driver) in drivers6.iter_mut().enumerate() {
+                let id = self.bip6[i].id;
+                driver.drain(MAX_BATCH, |n| {
+                    let now = self.now();
+                    // No device of ours is on an IPv6 router port: only
+                    // what is routed counts.
+                    let _ = self.router.handle_npdu(now, id, &n.source, n.npdu);
+                    self.deliver(None);
+                });
             }
             self.each_station(|s| s.end_intake());
             for _ in 0..MAX_WIRE_ROUNDS {
@@ -526,6 +580,15 @@ impl<M: ObjectModel> Node<M> {
                 if trellis_bip::write_header(&mut frame, t.to == LinkTarget::Broadcast).is_ok() {
                     side.pending.push((to, frame));
                 }
+            } else if let Some(side) = self.bip6.iter_mut().find(|b| b.id == t.port) {
+                let to = match t.to {
+                    LinkTarget::Broadcast => None,
+                    LinkTarget::Unicast(mac) => match mac.as_bytes() {
+                        &[a, b, c] => Some([a, b, c]),
+                        _ => continue,
+                    },
+                };
+                side.pending.push((to, t.npdu));
             } else if let Some(side) = self.mstp.iter().find(|m| m.id == t.port) {
                 let mac = match t.to {
                     LinkTarget::Broadcast => BROADCAST_MAC,
@@ -586,6 +649,17 @@ impl<M: ObjectModel> Node<M> {
     }
 
     async fn send_pending(&mut self) {
+        for side in &mut self.bip6 {
+            for (to, npdu) in side.pending.drain(..) {
+                let sent = match to {
+                    Some(vmac) => side.handle.send_unicast(vmac, &npdu).await,
+                    None => side.handle.send_broadcast(&npdu).await,
+                };
+                if let Err(e) = sent {
+                    tracing::debug!(error = %e, "router: an NPDU for the BACnet/IPv6 port was not sent");
+                }
+            }
+        }
         for side in &mut self.bip {
             if side.pending.is_empty() {
                 continue;
@@ -663,6 +737,22 @@ async fn any_received(ports: &mut [MstpSide]) {
                 }
                 // The bridge stopped (the driver ended): nothing more comes.
                 Poll::Ready(None) | Poll::Pending => {}
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Wait until one of the IPv6 ports has a datagram.
+async fn any_readable6(drivers: &[trellis_bip6::Bip6Driver]) {
+    if drivers.is_empty() {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for d in drivers {
+            if d.poll_readable(cx).is_ready() {
+                return Poll::Ready(());
             }
         }
         Poll::Pending

@@ -220,7 +220,29 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let shard = shards.for_device(0);
         let mut ports = Vec::new();
         let mut mstp_ports = Vec::new();
+        let mut bip6_ports = Vec::new();
         for (p, device) in router.ports.iter().zip(port_devices) {
+            if let Some(b) = &p.bip6 {
+                let instance = b.vmac_instance.unwrap_or(0x3F_0000 + u32::from(p.network));
+                let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, instance);
+                config.interface = b.interface;
+                let port = {
+                    let _in_shard = shard.enter();
+                    crate::server::bind_bip6(&config).with_context(|| format!("router port [{}]:{}", b.bind, b.port))?
+                };
+                let v = port.vmac();
+                eprintln!(
+                    "trellis: router: network {} on BACnet/IPv6 {} (VMAC {:02x}{:02x}{:02x})",
+                    p.network,
+                    port.local_addr(),
+                    v[0],
+                    v[1],
+                    v[2]
+                );
+                let routes = routes.for_network(p.network);
+                bip6_ports.push(crate::server::RouterBip6Port { port, network: p.network, routes });
+                continue;
+            }
             if let Some(m) = &p.mstp {
                 let port = bind_mstp(m.port_config()).with_context(|| format!("router port {}", m.device))?;
                 eprintln!(
@@ -250,7 +272,8 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 crate::server::VirtualNetwork { network, devices, routes: routes.for_network(network) }
             })
             .collect();
-        let node = crate::server::RouterNode { ports, mstp_ports, virtual_networks, counters: Default::default() };
+        let node =
+            crate::server::RouterNode { ports, mstp_ports, bip6_ports, virtual_networks, counters: Default::default() };
         let serving = shard.spawn(async move { crate::server::serve_router(node).await });
         tasks.spawn(async move { serving.await? });
     }

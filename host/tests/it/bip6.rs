@@ -79,3 +79,45 @@ fn the_cli_reads_and_writes_the_device_over_ipv6() {
     assert!(read.contains("22.5"), "{read}");
     drop(gateway);
 }
+
+/// A BACnet/IPv6 port on the router: our CLI on `::1` reaches a device on
+/// a virtual network behind it (`bip6:ROUTER@3:MAC`), and a B/IP client on
+/// the router's other port reaches the same device.
+#[test]
+fn the_router_routes_between_ipv6_and_the_rest() {
+    let scratch = Scratch::new("bip6", "router");
+    let (ip4, ip6) = (free_port(), free_port());
+    let config = format!(
+        "[[router.port]]\nport = {ip4}\nnetwork = 1\n\n\
+         [[router.port]]\nnetwork = 2\nbip6 = {{ bind = \"::1\", port = {ip6} }}\n\n\
+         [[device]]\nvirtual_network = 3\ninstance = 300\npassword = \"x\"\n"
+    );
+    let path = scratch.path("router6.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    assert!(gateway.log().contains("VMAC 3f0002"), "{}", gateway.log());
+    let peer = format!("[::1]:{ip6}");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args([
+            "--ipv6",
+            "::1",
+            "--ipv6-peer",
+            &peer,
+            "read",
+            "bip6:3f0002@3:00012c",
+            "device,300",
+            "object-identifier",
+        ])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && text.contains("device,300"), "{text}\ngateway:\n{}", gateway.log());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--port", "0", "read", &format!("127.0.0.1:{ip4}@3:00012c"), "device,300", "object-identifier"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && text.contains("device,300"), "{text}");
+    drop(gateway);
+}

@@ -58,6 +58,12 @@ impl Bip6Driver {
         self.socket.readable().await
     }
 
+    /// [`readable`](Self::readable) as a poll, for a task that waits on
+    /// several ports at once (a router).
+    pub fn poll_readable(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        self.socket.poll_recv_ready(cx)
+    }
+
     /// Take up to `max` datagrams waiting now, without waiting; each NPDU
     /// goes to `each`. Returns how many datagrams were read.
     pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
