@@ -80,7 +80,7 @@ pub fn run(env: &Env, targets: &[TargetKind], counts: &[u32], o: &StepOptions) -
 }
 
 /// The median of five resident-memory samples 100 ms apart.
-fn settled_rss(server: &crate::target::Server) -> Option<u64> {
+pub(super) fn settled_rss(server: &crate::target::Server) -> Option<u64> {
     let mut samples: Vec<u64> = (0..5)
         .filter_map(|i| {
             if i > 0 {

@@ -142,17 +142,8 @@ fn who_is_everyone(server: &Server) -> anyhow::Result<(usize, Option<Duration>)>
     Ok((seen.len(), last))
 }
 
-/// The median of five resident-memory samples 100 ms apart.
+/// Resident memory once the server has idled half a second.
 fn settled_rss(server: &Server) -> Option<u64> {
     std::thread::sleep(Duration::from_millis(500));
-    let mut samples: Vec<u64> = (0..5)
-        .filter_map(|i| {
-            if i > 0 {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            server.rss_kib()
-        })
-        .collect();
-    samples.sort_unstable();
-    samples.get(samples.len() / 2).copied()
+    super::objects::settled_rss(server)
 }

@@ -15,7 +15,6 @@
 //! block on the router (its table is a snapshot behind a lock held for
 //! a copy).
 
-use bacnet::codec::tag::{self, TagClass};
 use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P};
 use bacnet::services::BacnetError;
 use bacnet::{AnyValue, BitString, CharacterString, Element, ObjectIdentifier, Value};
@@ -303,14 +302,9 @@ impl NetworkPort {
 fn routing_table(rows: &[RouteRow]) -> AnyValue {
     let mut out = Vec::new();
     for r in rows {
-        let mut number = Vec::new();
-        bacnet::codec::write_ctx(&mut number, 0, &u64::from(r.network));
-        out.extend(AnyValue::from_bytes(&number).map(|v| v.0).unwrap_or_default());
+        out.push(unsigned(0, r.network.into()));
         out.push(Element::Context { tag: 1, data: r.mac.clone() });
-        let mut status = Vec::new();
-        tag::write_tag(&mut status, 2, TagClass::Context, 1);
-        status.push(u8::from(r.busy));
-        out.extend(AnyValue::from_bytes(&status).map(|v| v.0).unwrap_or_default());
+        out.push(unsigned(2, u64::from(r.busy)));
     }
     AnyValue(out)
 }
