@@ -1,8 +1,8 @@
 //! Builds the plugins we ship (`plugins/`, a separate cargo workspace) for
 //! `wasm32-wasip2` and tells the host crate where the components are:
-//! `TRELLIS_PLUGIN_DEMO_BUILDING`, `TRELLIS_PLUGIN_BULK_OBJECTS` and
-//! `TRELLIS_PLUGIN_MISBEHAVE` hold paths to `.wasm` files (the first is
-//! embedded with `include_bytes!`).
+//! `TRELLIS_PLUGIN_<NAME>` (one per entry of `PLUGINS`) hold paths to
+//! `.wasm` files (the object model `demo_building` and the routing policies
+//! `firewall` and `broadcast_guard` are embedded with `include_bytes!`).
 //!
 //! The nested build gets its own target directory beside the outer one
 //! (`<target>/wasm-plugins`), shared by debug, test, clippy and doc builds
@@ -16,10 +16,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PLUGINS: [(&str, &str); 3] = [
+const PLUGINS: [(&str, &str); 6] = [
     ("TRELLIS_PLUGIN_DEMO_BUILDING", "demo_building"),
     ("TRELLIS_PLUGIN_BULK_OBJECTS", "bulk_objects"),
     ("TRELLIS_PLUGIN_MISBEHAVE", "misbehave"),
+    ("TRELLIS_PLUGIN_FIREWALL", "firewall"),
+    ("TRELLIS_PLUGIN_BROADCAST_GUARD", "broadcast_guard"),
+    ("TRELLIS_PLUGIN_MISBEHAVE_POLICY", "misbehave_policy"),
 ];
 
 const TARGET: &str = "wasm32-wasip2";
@@ -106,7 +109,16 @@ fn env(key: &str) -> String {
 /// not scanned.
 fn watch_sources(root: &Path) {
     let watch = |p: PathBuf| println!("cargo:rerun-if-changed={}", p.display());
-    for dir in ["wit", "guest-sdk/src", "guest-sdk/Cargo.toml", "bacnet/src", "bacnet/Cargo.toml", "Cargo.toml"] {
+    for dir in [
+        "wit",
+        "guest-sdk/src",
+        "guest-sdk/Cargo.toml",
+        "guest-routing-sdk/src",
+        "guest-routing-sdk/Cargo.toml",
+        "bacnet/src",
+        "bacnet/Cargo.toml",
+        "Cargo.toml",
+    ] {
         watch(root.join(dir));
     }
     let plugins = root.join("plugins");

@@ -46,6 +46,11 @@
 //! port = 47808                          #   the same address and port is served directly on it
 //! network = 1
 //!
+//! [[router.policy]]                     # optional: routing-policy plugins, asked in order about
+//! plugin = "builtin:firewall"           #   every NPDU the router sends on (builtin:broadcast-guard,
+//! on_failure = "closed"                 #   or a vetted file); a failing one drops ("open": forwards)
+//! settings = { default = "forward" }    #   its own settings (see plugins/firewall)
+//!
 //! [[device]]
 //! virtual_network = 1001                # a device on virtual network 1001 behind the router:
 //! instance = 1001                       #   any number share the router's port (bind/port unused);
@@ -180,6 +185,73 @@ pub struct RouterSection {
     /// `[[router.port]]`: its B/IP ports.
     #[serde(rename = "port")]
     pub ports: Vec<RouterPortSection>,
+    /// `[[router.policy]]`: routing-policy plugins, asked in order about
+    /// every NPDU the router would send on; the first that does not say
+    /// "forward" decides.
+    #[serde(rename = "policy", default)]
+    pub policies: Vec<RoutingPolicySection>,
+}
+
+/// One `[[router.policy]]`: a routing-policy plugin and its settings.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingPolicySection {
+    /// `builtin:firewall`, `builtin:broadcast-guard`, or a component file
+    /// (vetted by `[policy]` like any plugin file).
+    pub plugin: String,
+    /// What routed NPDUs get while the plugin cannot answer: `closed`
+    /// (dropped, the default) or `open` (forwarded unchecked).
+    #[serde(default = "default_on_failure")]
+    pub on_failure: String,
+    /// Wall-clock limit of one call, in ms (the router waits for it).
+    #[serde(default = "default_policy_deadline_ms")]
+    pub deadline_ms: u64,
+    /// Memory limit, in MiB.
+    #[serde(default = "default_policy_memory_mb")]
+    pub memory_mb: u64,
+    /// The plugin's own settings, handed to it as TOML.
+    #[serde(default)]
+    pub settings: toml::Table,
+}
+
+fn default_on_failure() -> String {
+    "closed".into()
+}
+
+fn default_policy_deadline_ms() -> u64 {
+    10
+}
+
+fn default_policy_memory_mb() -> u64 {
+    16
+}
+
+impl RoutingPolicySection {
+    /// Whether it fails open (`on_failure = "open"`).
+    pub fn fails_open(&self) -> anyhow::Result<bool> {
+        match self.on_failure.as_str() {
+            "closed" => Ok(false),
+            "open" => Ok(true),
+            other => anyhow::bail!("on_failure must be \"closed\" or \"open\", not {other:?}"),
+        }
+    }
+
+    /// The settings as the TOML text the plugin parses.
+    pub fn settings_text(&self) -> String {
+        toml::to_string(&self.settings).unwrap_or_default()
+    }
+
+    /// Resolve `plugin` (relative paths against `base`).
+    pub fn plugin_ref(&self, base: &Path) -> anyhow::Result<PluginRef> {
+        match self.plugin.strip_prefix("builtin:") {
+            Some("firewall") => Ok(PluginRef::Builtin("firewall")),
+            Some("broadcast-guard") => Ok(PluginRef::Builtin("broadcast-guard")),
+            Some(other) => {
+                anyhow::bail!("unknown built-in routing policy `{other}` (built in: firewall, broadcast-guard)")
+            }
+            None => Ok(PluginRef::File(base.join(&self.plugin))),
+        }
+    }
 }
 
 /// One `[[router.port]]`: a B/IP port of the router, or with `mstp`, an
@@ -620,6 +692,16 @@ impl Config {
                     p.bind,
                     p.port
                 );
+            }
+            for (i, p) in router.policies.iter().enumerate() {
+                let n = i + 1;
+                p.fails_open().map_err(|e| anyhow::anyhow!("router policy {n}: {e}"))?;
+                p.plugin_ref(Path::new(".")).map_err(|e| anyhow::anyhow!("router policy {n}: {e}"))?;
+                anyhow::ensure!(
+                    (1..=1000).contains(&p.deadline_ms),
+                    "router policy {n}: deadline_ms must be 1..=1000 (the router waits for every call)"
+                );
+                anyhow::ensure!((1..=4096).contains(&p.memory_mb), "router policy {n}: memory_mb must be 1..=4096");
             }
             let routed_networks = router.ports.len()
                 + self.devices.iter().filter_map(|d| d.virtual_network).collect::<std::collections::HashSet<_>>().len();

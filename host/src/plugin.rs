@@ -19,4 +19,21 @@ pub mod builtin {
     /// Path of the built `misbehave` component (traps, loops and memory bombs
     /// on request, for failure tests).
     pub const MISBEHAVE_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE");
+    /// The `firewall` routing policy: ordered rules over ports, sources,
+    /// services and objects.
+    pub const FIREWALL: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_FIREWALL"));
+    /// The `broadcast-guard` routing policy: Who-Is/Who-Has budgets per source.
+    pub const BROADCAST_GUARD: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_BROADCAST_GUARD"));
+    /// Path of the built `misbehave-policy` component (a routing policy that
+    /// fails on request, for failure tests).
+    pub const MISBEHAVE_POLICY_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE_POLICY");
+
+    /// A built-in routing policy by its name in the configuration.
+    pub fn routing_policy(name: &str) -> Option<&'static [u8]> {
+        match name {
+            "firewall" => Some(FIREWALL),
+            "broadcast-guard" => Some(BROADCAST_GUARD),
+            _ => None,
+        }
+    }
 }

@@ -39,14 +39,22 @@
 //! The router's own application entity (a device sharing its MAC on a
 //! port) sends through [`Router::handle_own_npdu`].
 //!
+//! A routing policy ([`RoutingPolicy`], `policy`) is asked about every NPDU
+//! the router would send on towards another network, once per departure
+//! port, after the router's own checks: [`Router::handle_npdu_with`] and
+//! [`Router::handle_own_npdu_with`] take one; the plain calls forward
+//! everything the standard allows.
+//!
 //! Must never: panic or allocate without bound on any input; send more
 //! than a bounded number of NPDUs for one received (a global broadcast goes
 //! once to each other port, a discovery at most once per network per
 //! [`RouterConfig::discovery_interval`]); forward an NPDU back out of the
 //! port it arrived on.
 
+mod policy;
 mod table;
 
+pub use policy::{ApduSummary, Chain, Content, Destination, ForwardAll, RoutedNpdu, RoutingPolicy, Verdict};
 pub use table::{BUSY_TIME, Learned, MAX_MAC_LEN, Mac, PortId, Route, RouteOrigin, RoutingTable};
 
 use crate::enums::{NetworkPriority, RejectMessageReason};
@@ -198,6 +206,13 @@ pub struct RouterCounters {
     pub network_number_conflicts: u64,
     /// Network-layer messages counted and otherwise ignored.
     pub ignored_messages: u64,
+    /// NPDUs the routing policy dropped (once per port a broadcast was
+    /// kept from).
+    pub policy_dropped: u64,
+    /// NPDUs the routing policy answered with Reject-Message-To-Network.
+    pub policy_rejected: u64,
+    /// NPDUs the routing policy sent on at another network priority.
+    pub policy_reprioritized: u64,
 }
 
 /// Networks in one message at most (an I-Am-Router-To-Network of them
@@ -291,8 +306,22 @@ impl Router {
         self.table.expire(now);
     }
 
-    /// An NPDU received on `port` from the datalink address `from`.
+    /// An NPDU received on `port` from the datalink address `from`, routed
+    /// without a policy (everything the standard allows is forwarded).
     pub fn handle_npdu<'a>(&mut self, now: Duration, port: PortId, from: &[u8], data: &'a [u8]) -> Arrival<'a> {
+        self.handle_npdu_with(now, port, from, data, &mut ForwardAll)
+    }
+
+    /// [`handle_npdu`](Self::handle_npdu), asking `policy` about every NPDU
+    /// it would send on towards another network.
+    pub fn handle_npdu_with<'a>(
+        &mut self,
+        now: Duration,
+        port: PortId,
+        from: &[u8],
+        data: &'a [u8],
+        policy: &mut dyn RoutingPolicy,
+    ) -> Arrival<'a> {
         let (Some(p), Some(from), Ok(npdu)) = (self.port(port), Mac::new(from), Npdu::decode(data)) else {
             self.counters.malformed += 1;
             return Arrival::Handled;
@@ -300,12 +329,12 @@ impl Router {
         match npdu.destination {
             None => self.for_this_network(now, p, from, npdu),
             Some(d) if d.net == GLOBAL_NETWORK => {
-                self.forward_global(p, from, &npdu);
+                self.forward_global(now, p, from, &npdu, policy);
                 self.for_this_network(now, p, from, npdu)
             }
             Some(d) if d.net == p.network => self.for_this_network(now, p, from, npdu),
             Some(d) => {
-                self.route_from(now, p, from, &npdu, d, false);
+                self.route_from(now, p, from, &npdu, d, false, policy);
                 Arrival::Handled
             }
         }
@@ -318,13 +347,26 @@ impl Router {
     /// that router as the device sent it), and discovery asks every port.
     /// NPDUs without a destination are not the router's to send.
     pub fn handle_own_npdu(&mut self, now: Duration, port: PortId, own_mac: &[u8], data: &[u8]) {
+        self.handle_own_npdu_with(now, port, own_mac, data, &mut ForwardAll)
+    }
+
+    /// [`handle_own_npdu`](Self::handle_own_npdu), asking `policy` about
+    /// what it would send on.
+    pub fn handle_own_npdu_with(
+        &mut self,
+        now: Duration,
+        port: PortId,
+        own_mac: &[u8],
+        data: &[u8],
+        policy: &mut dyn RoutingPolicy,
+    ) {
         let (Some(p), Some(mac), Ok(npdu)) = (self.port(port), Mac::new(own_mac), Npdu::decode(data)) else {
             self.counters.malformed += 1;
             return;
         };
         match npdu.destination {
-            Some(d) if d.net == GLOBAL_NETWORK => self.forward_global(p, mac, &npdu),
-            Some(d) if d.net != p.network => self.route_from(now, p, mac, &npdu, d, true),
+            Some(d) if d.net == GLOBAL_NETWORK => self.forward_global(now, p, mac, &npdu, policy),
+            Some(d) if d.net != p.network => self.route_from(now, p, mac, &npdu, d, true, policy),
             _ => {}
         }
     }
@@ -437,7 +479,17 @@ impl Router {
 
     /// An NPDU for a remote network, received on `p` from `from` (`own`:
     /// sent by the router's own application entity on `p`).
-    fn route_from(&mut self, now: Duration, p: PortConfig, from: Mac, npdu: &Npdu<'_>, d: NetAddress<'_>, own: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn route_from(
+        &mut self,
+        now: Duration,
+        p: PortConfig,
+        from: Mac,
+        npdu: &Npdu<'_>,
+        d: NetAddress<'_>,
+        own: bool,
+        policy: &mut dyn RoutingPolicy,
+    ) {
         if npdu.hop_count == 0 {
             self.counters.hop_count_exhausted += 1;
             return;
@@ -454,8 +506,9 @@ impl Router {
                 // Our own device to a router on its own network: the NPDU
                 // goes to it as sent.
                 (true, Some(next)) => {
+                    let Some(priority) = self.ask(now, p, from, npdu, d, p, policy) else { return };
                     let mut encoded = Vec::new();
-                    if npdu.encode(&mut encoded).is_ok() && encoded.len() <= p.max_npdu {
+                    if (Npdu { priority, ..*npdu }).encode(&mut encoded).is_ok() && encoded.len() <= p.max_npdu {
                         self.counters.forwarded += 1;
                         self.transmits.push_back(Transmit { port: p.id, to: LinkTarget::Unicast(next), npdu: encoded });
                     }
@@ -495,8 +548,9 @@ impl Router {
                 LinkTarget::Unicast(next),
             ),
         };
+        let Some(priority) = self.ask(now, p, from, npdu, d, q, policy) else { return };
         let mut encoded = Vec::new();
-        if out.encode(&mut encoded).is_err() {
+        if (Npdu { priority, ..out }).encode(&mut encoded).is_err() {
             self.counters.malformed += 1;
             return;
         }
@@ -508,8 +562,15 @@ impl Router {
         self.transmits.push_back(Transmit { port: q.id, to, npdu: encoded });
     }
 
-    /// Pass a global broadcast to every other port.
-    fn forward_global(&mut self, p: PortConfig, from: Mac, npdu: &Npdu<'_>) {
+    /// Pass a global broadcast to every other port the policy lets it go to.
+    fn forward_global(
+        &mut self,
+        now: Duration,
+        p: PortConfig,
+        from: Mac,
+        npdu: &Npdu<'_>,
+        policy: &mut dyn RoutingPolicy,
+    ) {
         if npdu.hop_count <= 1 {
             self.counters.hop_count_exhausted += 1;
             return;
@@ -522,8 +583,76 @@ impl Router {
             return;
         }
         self.counters.broadcasts_forwarded += 1;
-        for q in self.ports.iter().filter(|q| q.id != p.id && encoded.len() <= q.max_npdu) {
-            self.transmits.push_back(Transmit { port: q.id, to: LinkTarget::Broadcast, npdu: encoded.clone() });
+        let global = NetAddress { net: GLOBAL_NETWORK, mac: &[] };
+        for i in 0..self.ports.len() {
+            let q = self.ports[i];
+            if q.id == p.id || encoded.len() > q.max_npdu {
+                continue;
+            }
+            let Some(priority) = self.ask(now, p, from, npdu, global, q, policy) else { continue };
+            let npdu = if priority == out.priority {
+                encoded.clone()
+            } else {
+                let mut again = Vec::new();
+                if (Npdu { priority, ..out }).encode(&mut again).is_err() {
+                    continue;
+                }
+                again
+            };
+            self.transmits.push_back(Transmit { port: q.id, to: LinkTarget::Broadcast, npdu });
+        }
+    }
+
+    /// Ask the policy about `npdu` (received on `p` from `from`, for `d`)
+    /// leaving by `q`: the priority to send it at, or `None` when it stays
+    /// (dropped, or rejected back to its sender).
+    #[allow(clippy::too_many_arguments)]
+    fn ask(
+        &mut self,
+        now: Duration,
+        p: PortConfig,
+        from: Mac,
+        npdu: &Npdu<'_>,
+        d: NetAddress<'_>,
+        q: PortConfig,
+        policy: &mut dyn RoutingPolicy,
+    ) -> Option<NetworkPriority> {
+        let routed = RoutedNpdu {
+            arrival_port: p.id,
+            arrival_network: p.network,
+            departure_port: q.id,
+            departure_network: q.network,
+            source: npdu.source.unwrap_or(NetAddress { net: p.network, mac: from.as_bytes() }),
+            destination: match d {
+                NetAddress { net: GLOBAL_NETWORK, .. } => Destination::GlobalBroadcast,
+                NetAddress { net, mac: [] } => Destination::RemoteBroadcast(net),
+                station => Destination::Station(station),
+            },
+            priority: npdu.priority,
+            hop_count: npdu.hop_count,
+            expecting_reply: npdu.expecting_reply,
+            content: match npdu.payload {
+                NpduPayload::Apdu(apdu) => Content::Apdu(ApduSummary::of(apdu)),
+                NpduPayload::Message(m) => Content::NetworkMessage(m.message_type()),
+            },
+        };
+        match policy.decide(now, &routed) {
+            Verdict::Forward => Some(npdu.priority),
+            Verdict::SetPriority(priority) => {
+                if priority != npdu.priority {
+                    self.counters.policy_reprioritized += 1;
+                }
+                Some(priority)
+            }
+            Verdict::Drop(_) => {
+                self.counters.policy_dropped += 1;
+                None
+            }
+            Verdict::Reject(reason) => {
+                self.counters.policy_rejected += 1;
+                self.reject(p, from, npdu, reason, d.net);
+                None
+            }
         }
     }
 

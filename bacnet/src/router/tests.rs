@@ -418,3 +418,91 @@ fn the_routers_own_device_reaches_a_router_on_its_own_network() {
     let asked: Vec<_> = sent(&mut r).into_iter().map(|t| t.port).collect();
     assert_eq!(asked, [IP, MSTP, IP2]);
 }
+
+/// A policy that writes down what it was asked and answers from a script.
+struct Scripted {
+    asked: Vec<(PortId, PortId, u16, Content)>,
+    answer: fn(&RoutedNpdu<'_>) -> Verdict,
+}
+
+impl RoutingPolicy for Scripted {
+    fn decide(&mut self, _now: Duration, n: &RoutedNpdu<'_>) -> Verdict {
+        self.asked.push((n.arrival_port, n.departure_port, n.source.net, n.content));
+        (self.answer)(n)
+    }
+}
+
+fn scripted(answer: fn(&RoutedNpdu<'_>) -> Verdict) -> Scripted {
+    Scripted { asked: Vec::new(), answer }
+}
+
+/// A WriteProperty of analog-value,1's Present_Value (invoke ID 5).
+const WRITE_AV1: [u8; 13] = [0x00, 0x05, 5, 15, 0x0C, 0x00, 0x80, 0x00, 0x01, 0x19, 85, 0x3E, 0x3F];
+
+#[test]
+fn the_policy_sees_the_routed_npdu_and_its_apdu() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Forward);
+    let data = npdu(to(20, &[7]), None, 255, &WRITE_AV1);
+    assert_eq!(r.handle_npdu_with(SECOND, IP, &CLIENT, &data, &mut p), Arrival::Handled);
+    let [(arrival, departure, source_net, Content::Apdu(a))] = p.asked[..] else { panic!("{:?}", p.asked) };
+    assert_eq!((arrival, departure, source_net), (IP, MSTP, 10));
+    assert_eq!((a.pdu_type, a.service, a.invoke_id), (0, Some(15), Some(5)));
+    assert_eq!(a.object, Some(crate::ObjectIdentifier { object_type: crate::ObjectType::ANALOG_VALUE, instance: 1 }));
+    assert_eq!(sent(&mut r).len(), 1, "forwarded");
+}
+
+#[test]
+fn a_dropped_npdu_goes_nowhere_and_is_counted() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Drop(3));
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(20, &[7]), None, 255, &WRITE_AV1), &mut p);
+    assert!(sent(&mut r).is_empty());
+    assert_eq!((r.counters().policy_dropped, r.counters().forwarded), (1, 0));
+}
+
+#[test]
+fn a_rejected_npdu_is_answered_with_the_policys_reason() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Reject(RejectMessageReason::SECURITY_ERROR));
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(20, &[7]), None, 255, &WRITE_AV1), &mut p);
+    let out = sent(&mut r);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].port, out[0].to), (IP, LinkTarget::Unicast(Mac::new(&CLIENT).unwrap())));
+    assert_eq!(rejection(&out[0]), (RejectMessageReason::SECURITY_ERROR, 20));
+    assert_eq!(r.counters().policy_rejected, 1);
+}
+
+#[test]
+fn a_new_priority_is_what_leaves() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::SetPriority(NetworkPriority::LIFE_SAFETY));
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(20, &[7]), None, 255, &WRITE_AV1), &mut p);
+    let out = sent(&mut r);
+    assert_eq!(decoded(&out[0]).priority, NetworkPriority::LIFE_SAFETY);
+    assert_eq!(r.counters().policy_reprioritized, 1);
+}
+
+#[test]
+fn a_global_broadcast_is_asked_about_once_per_port_and_kept_from_some() {
+    let mut r = router();
+    // Who-Is: kept off the MS/TP trunk, let through to the other IP network.
+    let mut p = scripted(|n| if n.departure_network == 20 { Verdict::Drop(1) } else { Verdict::Forward });
+    let who_is = npdu(to(GLOBAL_NETWORK, &[]), None, 255, &[0x10, 0x08]);
+    assert!(matches!(r.handle_npdu_with(SECOND, IP, &CLIENT, &who_is, &mut p), Arrival::Local(_)));
+    assert_eq!(p.asked.len(), 2);
+    let out = sent(&mut r);
+    assert_eq!(out.iter().map(|t| t.port).collect::<Vec<_>>(), [IP2]);
+    assert_eq!(r.counters().policy_dropped, 1);
+}
+
+#[test]
+fn what_the_router_answers_itself_never_reaches_the_policy() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Drop(0));
+    // For the arrival network, a question for the router, an unknown network.
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(None, None, 255, &WRITE_AV1), &mut p);
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &message(None, NetworkMessage::WhoIsRouterToNetwork(None)), &mut p);
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(99, &[1]), None, 255, &WRITE_AV1), &mut p);
+    assert!(p.asked.is_empty(), "{:?}", p.asked);
+}

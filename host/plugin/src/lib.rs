@@ -25,6 +25,10 @@
 //!   [`policy::PolicySection`], which the configuration file embeds) and
 //!   what it is granted. Built-in plugins are trusted by construction (they
 //!   live in the binary, `trellis::plugin::builtin`).
+//! - [`routing`]: routing-policy plugins (`trellis:routing@0.1.0`), which
+//!   the router asks about every NPDU it would send on: the same engine,
+//!   limits, log and restart policy, called synchronously from the router's
+//!   thread, failing closed or open as configured.
 //! - `bounded_read`: every plugin file is read through it — regular files
 //!   only, opened without blocking, never more than its cap.
 //!
@@ -53,6 +57,7 @@ mod limits;
 mod log;
 pub mod policy;
 mod restart;
+pub mod routing;
 pub mod signing;
 mod state;
 mod wasi;
@@ -500,7 +505,7 @@ fn start_off_runtime(spec: Arc<Spec>) -> Result<Instance, String> {
     })
 }
 
-fn read_component(path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn read_component(path: &Path) -> Result<Vec<u8>, String> {
     match bounded_read::read(path, MAX_COMPONENT_BYTES) {
         Ok(Some(bytes)) => Ok(bytes),
         Ok(None) => Err(format!("{}: {}", path.display(), std::io::Error::from(std::io::ErrorKind::NotFound))),

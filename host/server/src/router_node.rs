@@ -30,7 +30,9 @@ use super::network_port::{RouteRow, RoutingView};
 use super::outbox::Outbox;
 use super::station::{Delivery, Link, MAX_BATCH, Station};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, GLOBAL_NETWORK, NetAddress, Npdu};
-use bacnet::router::{Arrival, LinkTarget, Mac, PortConfig, PortId, Router, RouterConfig, RouterCounters};
+use bacnet::router::{
+    Arrival, ForwardAll, LinkTarget, Mac, PortConfig, PortId, Router, RouterConfig, RouterCounters, RoutingPolicy,
+};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -55,6 +57,8 @@ const BIP_MAX_NPDU: usize = 1497;
 const MSTP_MAX_NPDU: usize = 501;
 /// NPDUs waiting between an MS/TP port's bridge thread and the loop.
 const MSTP_QUEUE: usize = 1024;
+/// How often the routing policy is ticked.
+const POLICY_TICK: Duration = Duration::from_secs(1);
 
 /// A B/IP port of the router, bound.
 pub struct RouterBipPort<M> {
@@ -113,6 +117,9 @@ pub struct RouterNode<M> {
     pub virtual_networks: Vec<VirtualNetwork<M>>,
     /// Where the router's counters are published for operators and tests.
     pub counters: Arc<Mutex<RouterCounters>>,
+    /// What the router asks about every NPDU it would send on (`None`:
+    /// everything the standard allows is forwarded). Ticked once a second.
+    pub policy: Option<Box<dyn RoutingPolicy + Send>>,
 }
 
 /// A device's MAC on a virtual network: its instance, three octets.
@@ -306,6 +313,8 @@ struct VirtualSide<M> {
 /// datagrams to the rest while it is borrowed).
 struct Node<M> {
     router: Router,
+    policy: Box<dyn RoutingPolicy + Send>,
+    next_policy_tick: Instant,
     epoch: Instant,
     bip: Vec<BipSide<M>>,
     bip6: Vec<Bip6Side>,
@@ -402,6 +411,8 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     let router = Router::new(RouterConfig::new(ports)).map_err(|e| anyhow::anyhow!("router: {e}"))?;
     let mut node = Node {
         router,
+        policy: node.policy.unwrap_or_else(|| Box::new(ForwardAll)),
+        next_policy_tick: Instant::now() + POLICY_TICK,
         epoch: Instant::now(),
         bip,
         bip6,
@@ -444,6 +455,10 @@ impl<M: ObjectModel> Node<M> {
             self.wire.busy.store(true, Ordering::Release);
             let now = self.now();
             self.router.handle_timeout(now);
+            if Instant::now() >= self.next_policy_tick {
+                self.next_policy_tick = Instant::now() + POLICY_TICK;
+                self.policy.tick(now);
+            }
             self.each_station(|s| s.begin_intake());
             for (i, driver) in drivers.iter_mut().enumerate() {
                 driver.drain(MAX_BATCH, |n| self.arrival(i, n.source, n.npdu, n.broadcast));
@@ -457,7 +472,7 @@ impl<M: ObjectModel> Node<M> {
                     let now = self.now();
                     // No device of ours is on an IPv6 router port: only
                     // what is routed counts.
-                    let _ = self.router.handle_npdu(now, id, &n.source, n.npdu);
+                    let _ = self.router.handle_npdu_with(now, id, &n.source, n.npdu, &mut *self.policy);
                     self.deliver(None);
                 });
             }
@@ -482,7 +497,8 @@ impl<M: ObjectModel> Node<M> {
         let router = self.router.poll_timeout(self.now()).map(|d| self.epoch + d);
         let stations = self.bip.iter().filter_map(|b| b.device.as_ref()).filter_map(|s| s.next_deadline());
         let virtuals = self.virtuals.iter().flat_map(|v| v.devices.iter()).filter_map(|(_, s)| s.next_deadline());
-        router.into_iter().chain(stations).chain(virtuals).min()
+        let policy = Some(self.next_policy_tick);
+        router.into_iter().chain(policy).chain(stations).chain(virtuals).min()
     }
 
     fn each_station(&mut self, mut f: impl FnMut(&mut dyn StationControl)) {
@@ -503,7 +519,7 @@ impl<M: ObjectModel> Node<M> {
         let now = self.now();
         let side = &mut self.bip[i];
         let pending_before = side.pending.len();
-        if let Arrival::Local(_) = self.router.handle_npdu(now, side.id, &bip_mac(source), npdu)
+        if let Arrival::Local(_) = self.router.handle_npdu_with(now, side.id, &bip_mac(source), npdu, &mut *self.policy)
             && let Some(device) = side.device.as_mut()
         {
             device.on_npdu(DeviceAddress::direct(source), npdu, broadcast);
@@ -543,7 +559,7 @@ impl<M: ObjectModel> Node<M> {
                 let _ = side.sender.reply_postponed(r.source_mac);
             }
             let (id, now) = (side.id, self.now());
-            let _ = self.router.handle_npdu(now, id, &[r.source_mac], &r.npdu);
+            let _ = self.router.handle_npdu_with(now, id, &[r.source_mac], &r.npdu, &mut *self.policy);
             self.deliver(None);
         }
     }
@@ -621,11 +637,11 @@ impl<M: ObjectModel> Node<M> {
         for (port, mac, npdu, own) in frames.drain(..) {
             if own {
                 // The router port's own device: routed as the router's.
-                self.router.handle_own_npdu(now, port, mac.as_bytes(), &npdu);
+                self.router.handle_own_npdu_with(now, port, mac.as_bytes(), &npdu, &mut *self.policy);
             } else {
                 // A virtual device's NPDU is never for its own network's
                 // devices (nothing else is on it): only what is routed counts.
-                let _ = self.router.handle_npdu(now, port, mac.as_bytes(), &npdu);
+                let _ = self.router.handle_npdu_with(now, port, mac.as_bytes(), &npdu, &mut *self.policy);
             }
             self.deliver(None);
         }

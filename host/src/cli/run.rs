@@ -9,10 +9,11 @@
 //! without a password.
 
 use super::Failure;
-use crate::config::{Config, DeviceSection, PluginRef, PolicySection};
+use crate::config::{Config, DeviceSection, PluginRef, PolicySection, RoutingPolicySection};
 use crate::model::ObjectModel;
 use crate::network_port;
 use crate::offload;
+use crate::plugin::routing::{FailMode, PolicyConfig, PolicyPlugin};
 use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, VET_TIME_LIMIT, builtin, policy};
 use crate::server::{DeviceConfig, bind as bind_bip, bind_mstp, build, serve_mstp_on, serve_on};
 use anyhow::Context;
@@ -71,7 +72,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     };
     let engine_config = crate::plugin::EngineConfig {
         cache_dir: config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir),
-        pooling: Some(pool_for(&config.devices)),
+        pooling: Some(pool_for(&config)),
         ..Default::default()
     };
     let engine = tokio::task::spawn_blocking(move || PluginEngine::new(&engine_config))
@@ -272,8 +273,20 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 crate::server::VirtualNetwork { network, devices, routes: routes.for_network(network) }
             })
             .collect();
-        let node =
-            crate::server::RouterNode { ports, mstp_ports, bip6_ports, virtual_networks, counters: Default::default() };
+        let mut policies = Vec::new();
+        for (i, p) in router.policies.iter().enumerate() {
+            policies.push(start_policy(&engine, p, i, &base, &config.policy).await?);
+        }
+        let policy: Option<Box<dyn bacnet::router::RoutingPolicy + Send>> =
+            (!policies.is_empty()).then(|| Box::new(bacnet::router::Chain(policies)) as _);
+        let node = crate::server::RouterNode {
+            ports,
+            mstp_ports,
+            bip6_ports,
+            virtual_networks,
+            counters: Default::default(),
+            policy,
+        };
         let serving = shard.spawn(async move { crate::server::serve_router(node).await });
         tasks.spawn(async move { serving.await? });
     }
@@ -342,11 +355,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
 /// The engine's instance pool, sized for `devices`: an instance each, a
 /// second for each during a hot swap, and a few spare (never fewer than the
 /// default 16); each slot as large as the largest device's memory limit.
-fn pool_for(devices: &[DeviceSection]) -> crate::plugin::PoolConfig {
+fn pool_for(config: &Config) -> crate::plugin::PoolConfig {
+    let (devices, policies) = (&config.devices, config.router.as_ref().map_or(&[][..], |r| &r.policies[..]));
     let default = crate::plugin::PoolConfig::default();
     let largest = devices.iter().map(|d| (d.memory_mb as usize) << 20).max().unwrap_or(0);
+    // Two slots per plugin: a hot swap runs the old and the new for a moment.
+    let plugins = devices.len() + policies.len();
     crate::plugin::PoolConfig {
-        max_instances: default.max_instances.max(u32::try_from(devices.len() * 2 + 4).unwrap_or(u32::MAX)),
+        max_instances: default.max_instances.max(u32::try_from(plugins * 2 + 4).unwrap_or(u32::MAX)),
         limits: crate::plugin::Limits { memory_bytes: default.limits.memory_bytes.max(largest), ..default.limits },
     }
 }
@@ -431,6 +447,50 @@ async fn start_device(
         ..Default::default()
     };
     Ok((model, bip, config, base_config))
+}
+
+/// Load `[[router.policy]]` number `index + 1`: a built-in, or a file
+/// vetted like any plugin file (signature, manifest, `[policy]`).
+async fn start_policy(
+    engine: &PluginEngine,
+    p: &RoutingPolicySection,
+    index: usize,
+    base: &Path,
+    rules: &PolicySection,
+) -> anyhow::Result<PolicyPlugin> {
+    let name = format!("policy{}:{}", index + 1, p.plugin);
+    let mut pc = PolicyConfig::new(name.clone(), p.settings_text());
+    pc.on_failure = if p.fails_open()? { FailMode::Open } else { FailMode::Closed };
+    pc.deadline = Duration::from_millis(p.deadline_ms);
+    pc.limits.memory_bytes = (p.memory_mb as usize) << 20;
+    let source = match p.plugin_ref(base)? {
+        PluginRef::Builtin(b) => {
+            Source::Bytes(builtin::routing_policy(b).with_context(|| format!("no built-in routing policy {b}"))?)
+        }
+        PluginRef::File(path) => {
+            let (rules, what) = (rules.clone(), format!("vetting {}", path.display()));
+            let (component, caps) =
+                offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules)).await??;
+            let mb = u64::from(caps.memory_mb).min(p.memory_mb);
+            pc.limits.memory_bytes = (mb as usize) << 20;
+            Source::Vetted(component)
+        }
+    };
+    let engine = engine.clone();
+    let what = format!("loading routing policy {name}");
+    let policy = offload::run(what, LOAD_TIME_LIMIT, move || match &source {
+        Source::Bytes(bytes) => PolicyPlugin::load(&engine, *bytes, pc),
+        Source::File(path) => PolicyPlugin::load(&engine, path.as_path(), pc),
+        Source::Vetted(component) => PolicyPlugin::load(&engine, &component[..], pc),
+    })
+    .await?
+    .with_context(|| format!("router policy {}", index + 1))?;
+    let status = policy.status();
+    eprintln!(
+        "trellis: router: policy {} {} — {} (fails {})",
+        status.info.name, status.info.version, status.info.summary, status.on_failure
+    );
+    Ok(policy)
 }
 
 /// Where a device's component comes from, once vetted.

@@ -21,6 +21,7 @@ mod peers;
 mod plugin;
 mod read_range;
 mod router;
+mod routing_policy;
 mod scratch;
 mod segmentation;
 mod served;
