@@ -1,5 +1,5 @@
 //! The local admin API of a running gateway: a Unix-domain socket that
-//! `trellis plugin swap` and `trellis plugin status` talk to.
+//! `trellis plugin swap`, `swap-policy` and `status` talk to.
 //!
 //! Local-only by construction: the socket lives in a directory only the
 //! gateway's user can enter — created mode 0700, or refused when it is a
@@ -17,6 +17,8 @@
 //! old instance serving).
 
 use crate::admin_dir::my_uid;
+use crate::config::PolicySection;
+use crate::plugin::routing::{PolicyConfig, PolicyPlugin};
 use crate::plugin::{LOAD_TIME_LIMIT, PluginConfig, PluginEngine, PluginModel, PluginSource, VET_TIME_LIMIT};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -40,6 +42,15 @@ pub enum Request {
         /// Path of the new component, as the gateway sees it.
         file: PathBuf,
     },
+    /// Replace the router's routing policy number `policy` (1-based, in
+    /// `[[router.policy]]` order) with the component in `file`, same
+    /// settings, handing its state across.
+    SwapPolicy {
+        /// Which policy.
+        policy: usize,
+        /// Path of the new component, as the gateway sees it.
+        file: PathBuf,
+    },
     /// What is served.
     Status,
 }
@@ -59,10 +70,22 @@ pub enum Response {
         /// Time from the state export to the new instance serving, in microseconds.
         pause_us: f64,
     },
+    /// A routing policy was swapped.
+    PolicySwapped {
+        /// Which policy (1-based).
+        policy: usize,
+        /// The policy now deciding, "name version".
+        plugin: String,
+        /// Time to vet, load and configure the new component, in milliseconds.
+        load_ms: f64,
+    },
     /// Devices served and their plugins.
     Status {
         /// One entry per device.
         devices: Vec<DeviceStatus>,
+        /// The router's routing policies, in order (absent from older gateways).
+        #[serde(default)]
+        policies: Vec<PolicyLine>,
     },
     /// The request failed; the gateway is unchanged.
     Failed {
@@ -85,6 +108,62 @@ pub struct DeviceStatus {
     /// (absent from older gateways).
     #[serde(default)]
     pub interface: Option<String>,
+}
+
+/// One routing policy in a status answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PolicyLine {
+    /// "name version".
+    pub plugin: String,
+    /// What its configuration does.
+    pub summary: String,
+    /// "closed" or "open": what routed NPDUs get while it fails.
+    pub on_failure: String,
+    /// "running", "restarting (back-off)" or "disabled".
+    pub state: String,
+    /// Restarts and failures.
+    pub restarts: u64,
+    /// Calls that trapped, overran or ran out of memory.
+    pub failures: u64,
+    /// The last failure.
+    pub last_failure: Option<String>,
+    /// Verdicts given.
+    pub decided: u64,
+    /// Drops by reason, and the NPDUs dropped or forwarded unchecked while it failed.
+    pub drops: Vec<(String, u64)>,
+    /// Rejects sent.
+    pub rejected: u64,
+    /// NPDUs dropped because it failed closed.
+    pub failed_closed: u64,
+    /// NPDUs forwarded unchecked because it failed open.
+    pub failed_open: u64,
+}
+
+impl PolicyLine {
+    fn of(p: &PolicyPlugin) -> PolicyLine {
+        let s = p.status();
+        PolicyLine {
+            plugin: format!("{} {}", s.info.name, s.info.version),
+            summary: s.info.summary,
+            on_failure: s.on_failure.to_string(),
+            state: if s.disabled {
+                "disabled"
+            } else if s.failing {
+                "restarting (back-off)"
+            } else {
+                "running"
+            }
+            .into(),
+            restarts: s.restarts,
+            failures: s.failures,
+            last_failure: s.last_failure,
+            decided: s.decided,
+            drops: s.drops,
+            rejected: s.rejected,
+            failed_closed: s.failed_closed,
+            failed_open: s.failed_open,
+        }
+    }
 }
 
 /// A plugin's health in a status answer.
@@ -132,6 +211,8 @@ pub struct Admin {
     engine: PluginEngine,
     devices: BTreeMap<u32, (PluginModel, PluginConfig)>,
     vet: Vetting,
+    policies: Vec<(PolicyPlugin, PolicyConfig)>,
+    rules: PolicySection,
 }
 
 impl Admin {
@@ -139,7 +220,15 @@ impl Admin {
     /// plugin configuration, before capabilities). `vet` runs the
     /// signature/capability policy on every component before it is loaded.
     pub fn new(engine: PluginEngine, devices: BTreeMap<u32, (PluginModel, PluginConfig)>, vet: Vetting) -> Self {
-        Admin { engine, devices, vet }
+        Admin { engine, devices, vet, policies: Vec::new(), rules: PolicySection::default() }
+    }
+
+    /// And the router's routing policies (each with the configuration it
+    /// was loaded with), whose files `rules` vets on a swap.
+    pub fn with_policies(mut self, policies: Vec<(PolicyPlugin, PolicyConfig)>, rules: PolicySection) -> Self {
+        self.policies = policies;
+        self.rules = rules;
+        self
     }
 
     /// Answer one request.
@@ -165,8 +254,12 @@ impl Admin {
                         interface: Some(m.interface().to_owned()),
                     });
                 }
-                Response::Status { devices }
+                Response::Status { devices, policies: self.policies.iter().map(|(p, _)| PolicyLine::of(p)).collect() }
             }
+            Request::SwapPolicy { policy, file } => match self.swap_policy(policy, &file).await {
+                Ok(r) => r,
+                Err(error) => Response::Failed { error },
+            },
             Request::Swap { device, file } => match self.swap(device, &file).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },
@@ -199,6 +292,37 @@ impl Admin {
         let pause_us = pause.as_secs_f64() * 1e6;
         tracing::info!(device, plugin = %info.name, version = %info.version, load_ms, pause_us, "plugin swapped");
         Ok(Response::Swapped { device, plugin: format!("{} {}", info.name, info.version), load_ms, pause_us })
+    }
+}
+
+impl Admin {
+    async fn swap_policy(&self, index: usize, file: &Path) -> Result<Response, String> {
+        let (current, config) = index
+            .checked_sub(1)
+            .and_then(|i| self.policies.get(i))
+            .ok_or_else(|| format!("no routing policy {index} here ({} configured)", self.policies.len()))?;
+        let started = Instant::now();
+        let (rules, path) = (self.rules.clone(), file.to_path_buf());
+        let (bytes, caps) = crate::offload::run(format!("vetting {}", file.display()), VET_TIME_LIMIT, move || {
+            crate::plugin::policy::check_file(&path, &rules)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        let mut next_config = config.clone();
+        next_config.name = format!("{}+", config.name);
+        let granted = usize::try_from(u64::from(caps.memory_mb) << 20).unwrap_or(usize::MAX);
+        next_config.limits.memory_bytes = next_config.limits.memory_bytes.min(granted);
+        let engine = self.engine.clone();
+        let next = crate::offload::run(format!("loading {}", file.display()), LOAD_TIME_LIMIT, move || {
+            PolicyPlugin::load(&engine, PluginSource::Bytes(&bytes), next_config)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        let info = current.swap(next).map_err(|e| format!("swap refused, old policy kept: {e}"))?;
+        let load_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(Response::PolicySwapped { policy: index, plugin: format!("{} {}", info.name, info.version), load_ms })
     }
 }
 

@@ -55,8 +55,29 @@ pub enum PluginCommand {
     /// between requests. If the new plugin refuses the state, the old one keeps
     /// serving. Prints the plugin now serving and the pause.
     Swap(SwapArgs),
-    /// Show the devices a running gateway serves and their plugins.
+    /// Hot-swap one of the router's routing policies with FILE.wasm (through
+    /// the local admin socket).
+    ///
+    /// The file is vetted by [policy] like any plugin file and configured with
+    /// the running policy's settings; the running policy's state (budgets,
+    /// counters) is handed across between two routed NPDUs. If the new policy
+    /// refuses its settings or the state, the old one keeps deciding.
+    SwapPolicy(SwapPolicyArgs),
+    /// Show the devices a running gateway serves, their plugins, and the
+    /// router's routing policies.
     Status(StatusArgs),
+}
+
+/// Arguments of `trellis plugin swap-policy`.
+#[derive(Debug, Args)]
+pub struct SwapPolicyArgs {
+    /// Which policy: 1 for the first `[[router.policy]]`, 2 for the second…
+    pub policy: usize,
+    /// The new component.
+    pub file: PathBuf,
+    /// The gateway's admin socket [default: as `trellis run`].
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
 }
 
 /// Arguments of `trellis plugin swap`.
@@ -88,6 +109,11 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
                 .map_err(|e| Failure { code: exit::USAGE, message: format!("{}: {e}", a.file.display()) })?;
             (a.socket, Request::Swap { device: a.device, file })
         }
+        PluginCommand::SwapPolicy(a) => {
+            let file = std::fs::canonicalize(&a.file)
+                .map_err(|e| Failure { code: exit::USAGE, message: format!("{}: {e}", a.file.display()) })?;
+            (a.socket, Request::SwapPolicy { policy: a.policy, file })
+        }
         PluginCommand::Status(a) => (a.socket, Request::Status),
         other => return run(PluginArgs { command: other }),
     };
@@ -99,7 +125,26 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
             println!("device {device}: now {plugin} (load {load_ms:.1} ms, pause {pause_us:.0} µs)");
             Ok(())
         }
-        Response::Status { devices } => {
+        Response::PolicySwapped { policy, plugin, load_ms } => {
+            println!("routing policy {policy}: now {plugin} (load {load_ms:.1} ms)");
+            Ok(())
+        }
+        Response::Status { devices, policies } => {
+            for (i, p) in policies.iter().enumerate() {
+                println!("routing policy {}: {} — {} (fails {})", i + 1, p.plugin, p.summary, p.on_failure);
+                println!(
+                    "  {}; {} restarts, {} failures; {} decided, {} rejected, {} dropped failing closed, \
+                     {} forwarded failing open",
+                    p.state, p.restarts, p.failures, p.decided, p.rejected, p.failed_closed, p.failed_open
+                );
+                let drops: Vec<String> = p.drops.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+                if !drops.is_empty() {
+                    println!("  dropped: {}", drops.join(", "));
+                }
+                if let Some(f) = &p.last_failure {
+                    println!("  last failure: {f}");
+                }
+            }
             for d in devices {
                 match &d.interface {
                     Some(i) => println!("device {}: {} ({i})", d.device, d.plugin),
@@ -169,7 +214,7 @@ pub fn run(a: PluginArgs) -> Result<(), Failure> {
         PluginCommand::Keygen(a) => keygen(a),
         PluginCommand::Sign(a) => sign(a),
         PluginCommand::Verify(a) => verify(a),
-        PluginCommand::Swap(_) | PluginCommand::Status(_) => {
+        PluginCommand::Swap(_) | PluginCommand::SwapPolicy(_) | PluginCommand::Status(_) => {
             Err(other("swap and status talk to a running gateway: use run_admin"))
         }
     }

@@ -217,6 +217,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let ticking = shard.spawn(tick(model, Duration::from_millis(d.tick_ms)));
         tasks.spawn(async move { ticking.await? });
     }
+    let mut swappable_policies = Vec::new();
     if let Some(router) = &router {
         let shard = shards.for_device(0);
         let mut ports = Vec::new();
@@ -275,7 +276,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             .collect();
         let mut policies = Vec::new();
         for (i, p) in router.policies.iter().enumerate() {
-            policies.push(start_policy(&engine, p, i, &base, &config.policy).await?);
+            let (policy, pc) = start_policy(&engine, p, i, &base, &config.policy).await?;
+            swappable_policies.push((policy.clone(), pc));
+            policies.push(policy);
         }
         let policy: Option<Box<dyn bacnet::router::RoutingPolicy + Send>> =
             (!policies.is_empty()).then(|| Box::new(bacnet::router::Chain(policies)) as _);
@@ -300,7 +303,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         caps.apply(&mut pc, device_memory_mb);
         Ok((component, pc))
     });
-    let admin = std::sync::Arc::new(crate::admin::Admin::new(engine.clone(), devices, vet));
+    let admin = std::sync::Arc::new(
+        crate::admin::Admin::new(engine.clone(), devices, vet).with_policies(swappable_policies, config.policy.clone()),
+    );
     for (device, file) in &watched {
         tasks.spawn(watch(admin.clone(), *device, file.clone()));
     }
@@ -457,7 +462,7 @@ async fn start_policy(
     index: usize,
     base: &Path,
     rules: &PolicySection,
-) -> anyhow::Result<PolicyPlugin> {
+) -> anyhow::Result<(PolicyPlugin, PolicyConfig)> {
     let name = format!("policy{}:{}", index + 1, p.plugin);
     let mut pc = PolicyConfig::new(name.clone(), p.settings_text());
     pc.on_failure = if p.fails_open()? { FailMode::Open } else { FailMode::Closed };
@@ -478,6 +483,7 @@ async fn start_policy(
     };
     let engine = engine.clone();
     let what = format!("loading routing policy {name}");
+    let base_config = pc.clone();
     let policy = offload::run(what, LOAD_TIME_LIMIT, move || match &source {
         Source::Bytes(bytes) => PolicyPlugin::load(&engine, *bytes, pc),
         Source::File(path) => PolicyPlugin::load(&engine, path.as_path(), pc),
@@ -490,7 +496,7 @@ async fn start_policy(
         "trellis: router: policy {} {} — {} (fails {})",
         status.info.name, status.info.version, status.info.summary, status.on_failure
     );
-    Ok(policy)
+    Ok((policy, base_config))
 }
 
 /// Where a device's component comes from, once vetted.
@@ -519,7 +525,7 @@ async fn watch(admin: std::sync::Arc<crate::admin::Admin>, device: u32, file: Pa
             crate::admin::Response::Failed { error } => {
                 eprintln!("trellis: device {device}: {} changed but was not loaded: {error}", file.display())
             }
-            crate::admin::Response::Status { .. } => {}
+            crate::admin::Response::Status { .. } | crate::admin::Response::PolicySwapped { .. } => {}
         }
     }
 }

@@ -197,3 +197,43 @@ fn a_policy_that_loops_is_stopped_at_its_deadline_and_fails_open_when_told() {
     assert!(log.contains("FORWARDING UNCHECKED") || log.contains("failing open"), "{log}");
     drop(gateway);
 }
+
+fn trellis(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_trellis")).args(args).output().unwrap()
+}
+
+#[test]
+fn a_hot_swapped_broadcast_guard_keeps_the_stormers_spent_budget_and_status_shows_it() {
+    let scratch = Scratch::new("routing-policy", "swap");
+    let router = free_port();
+    let config = format!("[policy]\nallow_unsigned = true\n\n{}", example("router-policy.toml"))
+        .replace("port = 47808", &format!("port = {router}"));
+    let gateway = start(&config, &scratch);
+    let storm = Station::bind(0);
+    let who_is_everyone = |n: usize| {
+        for _ in 0..n {
+            storm.send(router, NetAddress { net: 2, mac: &[] }, &WHO_IS);
+        }
+        storm.answers().apdus.iter().filter(|t| **t == I_AM).count()
+    };
+    assert_eq!(who_is_everyone(5), 6, "the budget: 3 Who-Is, 2 devices each\n{}", gateway.log());
+
+    // A new build of the guard (here: the same one, as a file) replaces the running one.
+    let file = scratch.path("broadcast-guard.wasm");
+    std::fs::write(&file, trellis::plugin::builtin::BROADCAST_GUARD).unwrap();
+    let socket = gateway.socket().to_str().unwrap().to_owned();
+    let out = trellis(&["plugin", "swap-policy", "2", file.to_str().unwrap(), "--socket", &socket]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("routing policy 2: now broadcast-guard"), "{said}");
+    assert_eq!(who_is_everyone(2), 0, "the swap handed over the spent budget, not a fresh one");
+
+    let out = trellis(&["plugin", "status", "--socket", &socket]);
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(status.contains("routing policy 1: firewall"), "{status}");
+    assert!(status.contains("routing policy 2: broadcast-guard"), "{status}");
+    assert!(status.contains("over budget: 4"), "two dropped before the swap, two after: {status}");
+    let out = trellis(&["plugin", "swap-policy", "3", file.to_str().unwrap(), "--socket", &socket]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no routing policy 3"), "{out:?}");
+    drop(gateway);
+}
