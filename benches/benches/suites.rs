@@ -11,6 +11,9 @@
 //! - `plugin`: the plugin boundary without the network — one crossing (one
 //!   property), a 256-property crossing, and a hot swap (load from the
 //!   in-memory component memo, state handed across).
+//! - `routing`: a routed ReadProperty through the core's router alone, and
+//!   with the `firewall` routing-policy plugin asked about it (the policy
+//!   crossing is the difference).
 //!
 //! ReadProperty, RPM-10, WriteProperty and the echo use one blocking std
 //! socket and pre-encoded datagrams (only the invoke ID changes), so the
@@ -315,6 +318,91 @@ fn plugin(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+// ---- routing policy ----
+
+/// The firewall rules of `examples/router-policy.toml`.
+const FIREWALL_SETTINGS: &str = r#"
+default = "forward"
+[[rule]]
+name = "no-device-control"
+action = "drop"
+services = ["device-communication-control", "reinitialize-device"]
+[[rule]]
+name = "bms-setpoints"
+action = "forward"
+arrival_networks = [1]
+departure_networks = [2]
+sources = ["1:7f000001bac1"]
+services = ["write-property"]
+objects = ["analog-value,1"]
+[[rule]]
+name = "network-2-read-only"
+action = "reject"
+departure_networks = [2]
+services = ["write-property", "write-property-multiple"]
+"#;
+
+/// The routing-policy crossing: one `decide` of the firewall plugin for a
+/// routed ReadProperty (every rule tried, the default forwards), and the
+/// router's hop (handle the NPDU, take what it sends) without a policy and
+/// with the firewall.
+fn routing(c: &mut Criterion) {
+    use bacnet::router::{PortConfig, PortId, Router, RouterConfig};
+    use trellis::plugin::routing::{PolicyConfig, PolicyPlugin};
+    let dir = work_dir();
+    let engine = engine(&dir);
+    let mut firewall =
+        PolicyPlugin::load(&engine, PluginSource::Bytes(builtin::FIREWALL), PolicyConfig::new("fw", FIREWALL_SETTINGS))
+            .expect("the firewall loads");
+    let read = ReadPropertyRequest { object: av(1), property: P::PRESENT_VALUE, array_index: None }.to_vec();
+    let mut apdu = vec![0x00, 0x05, 1, ConfirmedServiceChoice::READ_PROPERTY.0];
+    apdu.extend(&read);
+    let npdu = Npdu {
+        destination: Some(bacnet::npdu::NetAddress { net: 2, mac: &[0, 0, 201] }),
+        source: None,
+        hop_count: 255,
+        expecting_reply: true,
+        priority: bacnet::enums::NetworkPriority::NORMAL,
+        payload: NpduPayload::Apdu(&apdu),
+    }
+    .to_vec_for_bench();
+    let from = [127, 0, 0, 1, 0xBA, 0xC1];
+    let mut router = Router::new(RouterConfig::new(vec![
+        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6) },
+        PortConfig { id: PortId(2), network: 2, max_npdu: 1497, mac_len: Some(3) },
+    ]))
+    .expect("a router");
+    let mut g = c.benchmark_group("routing");
+    g.bench_function("router-hop", |b| {
+        b.iter(|| {
+            let _ = router.handle_npdu(Duration::ZERO, PortId(1), &from, black_box(&npdu));
+            router.poll_transmit().expect("forwarded")
+        })
+    });
+    g.bench_function("router-hop-with-firewall", |b| {
+        b.iter(|| {
+            let _ = router.handle_npdu_with(Duration::ZERO, PortId(1), &from, black_box(&npdu), &mut firewall);
+            router.poll_transmit().expect("forwarded")
+        })
+    });
+    g.finish();
+    let status = firewall.status();
+    assert_eq!((status.failures, status.failed_closed), (0, 0), "the firewall never failed: {status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+trait ToVecForBench {
+    fn to_vec_for_bench(&self) -> Vec<u8>;
+}
+
+impl ToVecForBench for Npdu<'_> {
+    fn to_vec_for_bench(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out).expect("encodes");
+        out
+    }
+}
+
 // ---- ratios to the echo ----
 
 /// Criterion's median estimate of `group/id`, nanoseconds.
@@ -343,6 +431,7 @@ fn main() {
     codec(&mut c);
     bip(&mut c);
     plugin(&mut c);
+    routing(&mut c);
     c.final_summary();
     print_ratios(&root);
 }

@@ -141,6 +141,11 @@ macro_rules! register_policy {
     };
 }
 
+/// The README's example compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 /// What `register_policy!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {

@@ -528,10 +528,10 @@ impl Runner {
             }
             _ => unreachable!("configure answers configure"),
         };
-        if let Some(state) = self.snapshot.clone() {
-            if let Answer::Import(Err(reason)) = self.call_raw(Call::Import(&state))? {
-                tracing::warn!(policy = &*spec.name, "policy refused its saved state ({reason}); starting fresh")
-            }
+        if let Some(state) = self.snapshot.clone()
+            && let Answer::Import(Err(reason)) = self.call_raw(Call::Import(&state))?
+        {
+            tracing::warn!(policy = &*spec.name, "policy refused its saved state ({reason}); starting fresh")
         }
         if started_before {
             self.status.restarts += 1;
