@@ -11,9 +11,11 @@
 //! - `plugin`: the plugin boundary without the network — one crossing (one
 //!   property), a 256-property crossing, and a hot swap (load from the
 //!   in-memory component memo, state handed across).
-//! - `routing`: a routed ReadProperty through the core's router alone, and
-//!   with the `firewall` routing-policy plugin asked about it (the policy
-//!   crossing is the difference).
+//! - `routing`: a routed ReadProperty through the core's router alone, with
+//!   the `firewall` routing-policy plugin asked about it, and with a policy
+//!   that decides nothing (`misbehave-policy` untriggered): the policy
+//!   crossing is the difference to the router alone, and the do-nothing
+//!   policy separates the crossing's own cost from the firewall's rules.
 //!
 //! ReadProperty, RPM-10, WriteProperty and the echo use one blocking std
 //! socket and pre-encoded datagrams (only the invoke ID changes), so the
@@ -342,10 +344,10 @@ departure_networks = [2]
 services = ["write-property", "write-property-multiple"]
 "#;
 
-/// The routing-policy crossing: one `decide` of the firewall plugin for a
-/// routed ReadProperty (every rule tried, the default forwards), and the
-/// router's hop (handle the NPDU, take what it sends) without a policy and
-/// with the firewall.
+/// The routing-policy crossing: the router's hop (handle the NPDU, take
+/// what it sends) for a routed ReadProperty without a policy, with the
+/// firewall (every rule tried, the default forwards) and with a policy that
+/// only answers "forward".
 fn routing(c: &mut Criterion) {
     use bacnet::router::{PortConfig, PortId, Router, RouterConfig};
     use trellis::plugin::routing::{PolicyConfig, PolicyPlugin};
@@ -382,6 +384,18 @@ fn routing(c: &mut Criterion) {
     g.bench_function("router-hop-with-firewall", |b| {
         b.iter(|| {
             let _ = router.handle_npdu_with(Duration::ZERO, PortId(1), &from, black_box(&npdu), &mut firewall);
+            router.poll_transmit().expect("forwarded")
+        })
+    });
+    let mut bare = PolicyPlugin::load(
+        &engine,
+        PluginSource::File(Path::new(builtin::MISBEHAVE_POLICY_PATH)),
+        PolicyConfig::new("bare", ""),
+    )
+    .expect("misbehave-policy loads");
+    g.bench_function("router-hop-with-do-nothing-policy", |b| {
+        b.iter(|| {
+            let _ = router.handle_npdu_with(Duration::ZERO, PortId(1), &from, black_box(&npdu), &mut bare);
             router.poll_transmit().expect("forwarded")
         })
     });

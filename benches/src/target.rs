@@ -86,7 +86,24 @@ pub struct Setup {
     /// network [`ROUTED_NETWORK`] behind its router port, and is probed
     /// through the router (the `router` scenario). No effect on the peers.
     pub routed: u32,
+    /// With [`Setup::routed`]: the router asks the built-in `firewall`
+    /// routing policy, with `examples/router-policy.toml`'s rules, about
+    /// every NPDU it routes.
+    pub firewall: bool,
 }
+
+/// The firewall rules of `examples/router-policy.toml`, for
+/// [`Setup::firewall`]: a routed ReadProperty is tried against every rule
+/// and forwarded by the default.
+pub const FIREWALL_POLICY: &str = "\n[[router.policy]]\nplugin = \"builtin:firewall\"\n\
+[router.policy.settings]\ndefault = \"forward\"\n\
+[[router.policy.settings.rule]]\nname = \"no-device-control\"\naction = \"drop\"\n\
+services = [\"device-communication-control\", \"reinitialize-device\"]\n\
+[[router.policy.settings.rule]]\nname = \"bms-setpoints\"\naction = \"forward\"\narrival_networks = [1]\n\
+departure_networks = [1001]\nsources = [\"1:7f000001bac1\"]\nservices = [\"write-property\"]\n\
+objects = [\"analog-value,1\"]\n\
+[[router.policy.settings.rule]]\nname = \"read-only\"\naction = \"reject\"\ndeparture_networks = [1001]\n\
+services = [\"write-property\", \"write-property-multiple\"]\n";
 
 /// The virtual network of [`Setup::routed`] devices; device `i` (0-based)
 /// is instance `ROUTED_FIRST + i`, its MAC that instance in three octets.
@@ -132,6 +149,9 @@ fn trellis_config(setup: &Setup, ports: &[u16], data_dir: &std::path::Path) -> S
                 "\n[[device]]\nvirtual_network = {ROUTED_NETWORK}\ninstance = {}\nplugin = \"builtin:demo-building\"\n",
                 ROUTED_FIRST + i
             ));
+        }
+        if setup.firewall {
+            c.push_str(FIREWALL_POLICY);
         }
         return c;
     }

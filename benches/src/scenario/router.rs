@@ -4,18 +4,17 @@
 //! - **hop**: the same ReadProperty load against Trellis serving the demo
 //!   building directly on its port (`direct`), against Trellis with the demo
 //!   building on a virtual network behind its router port (`routed`: the
-//!   request carries DNET/DADR, the answer SNET/SADR), and against the
-//!   rusty-bacnet wheel's server directly, each step A/B rotated. The
-//!   router's added p50 is routed − direct; its throughput is set beside
+//!   request carries DNET/DADR, the answer SNET/SADR), the same with the
+//!   `firewall` routing policy asked about both (`firewalled`, the rules of
+//!   `examples/router-policy.toml`), and against the rusty-bacnet wheel's
+//!   server directly, each step A/B rotated. The router's added p50 is
+//!   routed − direct (and firewalled − direct); its throughput is set beside
 //!   rusty's direct one.
 //! - **scale**: a gateway with N devices on one virtual network behind one
 //!   port (default 100) and one with a single device: idle resident memory
 //!   per added device, and a Who-Is to the whole virtual network (a remote
 //!   broadcast through the router): how many answered within 1 s, and when
 //!   the last did.
-//!
-//! No routing-policy plugin is in the path yet (issue 14 item 3): the hop
-//! figures are the router's alone.
 
 use super::clients::{measure, report_log};
 use super::{Env, StepOptions, check_alive, probe_request, routed_request};
@@ -37,8 +36,10 @@ const WHO_IS_WINDOW: Duration = Duration::from_secs(1);
 pub fn run(env: &Env, scale: u32, o: &StepOptions) -> anyhow::Result<()> {
     let direct = env.start(TargetKind::Trellis, &Setup::default())?;
     let routed = env.start(TargetKind::Trellis, &Setup { routed: 1, ..Setup::default() })?;
+    let firewalled = env.start(TargetKind::Trellis, &Setup { routed: 1, firewall: true, ..Setup::default() })?;
     let rusty = env.start(TargetKind::Rusty, &Setup::default())?;
-    let servers: [(&Server, &str); 3] = [(&direct, "direct"), (&routed, "routed"), (&rusty, "direct")];
+    let servers: [(&Server, &str); 4] =
+        [(&direct, "direct"), (&routed, "routed"), (&firewalled, "firewalled"), (&rusty, "direct")];
     let plain: Arc<[_]> = Arc::new([probe_request()]);
     let through: Arc<[_]> = Arc::new([routed_request()]);
     let mut step = 0usize;
@@ -46,7 +47,7 @@ pub fn run(env: &Env, scale: u32, o: &StepOptions) -> anyhow::Result<()> {
         for &clients in &o.clients {
             for k in 0..servers.len() {
                 let (server, mode) = servers[(step + k) % servers.len()];
-                let requests = if mode == "routed" { through.clone() } else { plain.clone() };
+                let requests = if mode == "direct" { plain.clone() } else { through.clone() };
                 let cfg = LoadConfig {
                     target: server.addr.into(),
                     also: Vec::new(),
@@ -69,7 +70,7 @@ pub fn run(env: &Env, scale: u32, o: &StepOptions) -> anyhow::Result<()> {
     for (s, _) in servers {
         report_log(s, env);
     }
-    drop((direct, routed, rusty));
+    drop((direct, routed, firewalled, rusty));
 
     let one = env.start(TargetKind::Trellis, &Setup { routed: 1, ..Setup::default() })?;
     let one_rss = settled_rss(&one);
