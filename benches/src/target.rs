@@ -482,6 +482,18 @@ mod tests {
     }
 
     #[test]
+    fn a_firewalled_router_configuration_parses_with_its_policy() {
+        let setup = Setup { routed: 2, firewall: true, ..Setup::default() };
+        let text = trellis_config(&setup, &[47_900], std::path::Path::new("/tmp/x"));
+        let config = trellis::config::Config::parse(&text).unwrap();
+        let router = config.router.expect("a router");
+        assert_eq!(router.policies.len(), 1);
+        assert_eq!(router.policies[0].plugin, "builtin:firewall");
+        assert!(router.policies[0].settings_text().contains("read-only"));
+        assert_eq!(config.devices.len(), 2);
+    }
+
+    #[test]
     fn a_free_port_is_free_on_both_loopback_addresses() {
         let p = free_port().unwrap();
         assert!(UdpSocket::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
@@ -497,6 +509,7 @@ mod tests {
             unbudgeted: true,
             devices: 1,
             routed: 0,
+            firewall: false,
         };
         let text = trellis_config(&setup, &[47_900], std::path::Path::new("/tmp/x"));
         let config = trellis::config::Config::parse(&text).unwrap();
