@@ -322,13 +322,19 @@ fn plugin(c: &mut Criterion) {
 
 // ---- routing policy ----
 
-/// The firewall rules of `examples/router-policy.toml`.
+/// The firewall rules of `examples/router-policy.toml` (deny by default;
+/// a read is forwarded by the fourth rule).
 const FIREWALL_SETTINGS: &str = r#"
-default = "forward"
+default = "reject"
+default_reject_reason = "security-error"
 [[rule]]
 name = "no-device-control"
 action = "drop"
 services = ["device-communication-control", "reinitialize-device"]
+[[rule]]
+name = "answers"
+action = "forward"
+kinds = ["simple-ack", "complex-ack", "segment-ack", "error", "reject", "abort"]
 [[rule]]
 name = "bms-setpoints"
 action = "forward"
@@ -338,16 +344,20 @@ sources = ["1:7f000001bac1"]
 services = ["write-property"]
 objects = ["analog-value,1"]
 [[rule]]
-name = "network-2-read-only"
-action = "reject"
-departure_networks = [2]
-services = ["write-property", "write-property-multiple"]
+name = "reads-cov-discovery"
+action = "forward"
+services = ["read-property", "read-property-multiple", "read-range", "subscribe-cov", "subscribe-cov-property",
+            "confirmed-cov-notification", "unconfirmed-cov-notification", "who-is", "i-am", "who-has", "i-have"]
+[[rule]]
+name = "network-layer"
+action = "forward"
+kinds = ["network-message"]
 "#;
 
 /// The routing-policy crossing: the router's hop (handle the NPDU, take
 /// what it sends) for a routed ReadProperty without a policy, with the
-/// firewall (every rule tried, the default forwards) and with a policy that
-/// only answers "forward".
+/// firewall (four rules tried) and with a policy that only answers
+/// "forward".
 fn routing(c: &mut Criterion) {
     use bacnet::router::{PortConfig, PortId, Router, RouterConfig};
     use trellis::plugin::routing::{PolicyConfig, PolicyPlugin};
@@ -370,8 +380,8 @@ fn routing(c: &mut Criterion) {
     .to_vec_for_bench();
     let from = [127, 0, 0, 1, 0xBA, 0xC1];
     let mut router = Router::new(RouterConfig::new(vec![
-        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6) },
-        PortConfig { id: PortId(2), network: 2, max_npdu: 1497, mac_len: Some(3) },
+        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6), broadcast_mac: None },
+        PortConfig { id: PortId(2), network: 2, max_npdu: 1497, mac_len: Some(3), broadcast_mac: None },
     ]))
     .expect("a router");
     let mut g = c.benchmark_group("routing");

@@ -93,17 +93,41 @@ pub struct Setup {
 }
 
 /// The firewall rules of `examples/router-policy.toml`, for
-/// [`Setup::firewall`]: a routed ReadProperty is tried against every rule
-/// and forwarded by the default.
-pub const FIREWALL_POLICY: &str = "\n[[router.policy]]\nplugin = \"builtin:firewall\"\n\
-[router.policy.settings]\ndefault = \"forward\"\n\
-[[router.policy.settings.rule]]\nname = \"no-device-control\"\naction = \"drop\"\n\
-services = [\"device-communication-control\", \"reinitialize-device\"]\n\
-[[router.policy.settings.rule]]\nname = \"bms-setpoints\"\naction = \"forward\"\narrival_networks = [1]\n\
-departure_networks = [1001]\nsources = [\"1:7f000001bac1\"]\nservices = [\"write-property\"]\n\
-objects = [\"analog-value,1\"]\n\
-[[router.policy.settings.rule]]\nname = \"read-only\"\naction = \"reject\"\ndeparture_networks = [1001]\n\
-services = [\"write-property\", \"write-property-multiple\"]\n";
+/// [`Setup::firewall`] (deny by default): a routed ReadProperty is forwarded
+/// by the fourth rule, its answer by the second.
+pub const FIREWALL_POLICY: &str = r#"
+[[router.policy]]
+plugin = "builtin:firewall"
+
+[router.policy.settings]
+default = "reject"
+default_reject_reason = "security-error"
+[[router.policy.settings.rule]]
+name = "no-device-control"
+action = "drop"
+services = ["device-communication-control", "reinitialize-device"]
+[[router.policy.settings.rule]]
+name = "answers"
+action = "forward"
+kinds = ["simple-ack", "complex-ack", "segment-ack", "error", "reject", "abort"]
+[[router.policy.settings.rule]]
+name = "bms-setpoints"
+action = "forward"
+arrival_networks = [1]
+departure_networks = [1001]
+sources = ["1:7f000001bac1"]
+services = ["write-property"]
+objects = ["analog-value,1"]
+[[router.policy.settings.rule]]
+name = "reads-cov-discovery"
+action = "forward"
+services = ["read-property", "read-property-multiple", "read-range", "subscribe-cov", "subscribe-cov-property",
+            "confirmed-cov-notification", "unconfirmed-cov-notification", "who-is", "i-am", "who-has", "i-have"]
+[[router.policy.settings.rule]]
+name = "network-layer"
+action = "forward"
+kinds = ["network-message"]
+"#;
 
 /// The virtual network of [`Setup::routed`] devices; device `i` (0-based)
 /// is instance `ROUTED_FIRST + i`, its MAC that instance in three octets.
@@ -489,7 +513,7 @@ mod tests {
         let router = config.router.expect("a router");
         assert_eq!(router.policies.len(), 1);
         assert_eq!(router.policies[0].plugin, "builtin:firewall");
-        assert!(router.policies[0].settings_text().contains("read-only"));
+        assert!(router.policies[0].settings_text().contains("reads-cov-discovery"));
         assert_eq!(config.devices.len(), 2);
     }
 

@@ -39,6 +39,7 @@ pub fn with_routed<R>(npdu: &w::RoutedNpdu, f: impl FnOnce(&RoutedNpdu<'_>) -> R
         departure_port: PortId(npdu.departure_port),
         departure_network: npdu.departure_network,
         source: NetAddress { net: npdu.source.network, mac: &npdu.source.mac },
+        link_source: &npdu.link_source,
         destination: match &npdu.destination {
             w::Destination::Station(s) => Destination::Station(NetAddress { net: s.network, mac: &s.mac }),
             w::Destination::RemoteBroadcast(net) => Destination::RemoteBroadcast(*net),

@@ -195,9 +195,9 @@ pub fn check_router(data: &[u8]) {
     use bacnet::router::{LinkTarget, Mac, PortConfig, PortId, Router, RouterConfig};
     const MAX_LEARNED: usize = 8;
     let ports = vec![
-        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6) },
-        PortConfig { id: PortId(2), network: 2, max_npdu: 501, mac_len: Some(1) },
-        PortConfig { id: PortId(3), network: 3, max_npdu: 1497, mac_len: Some(3) },
+        PortConfig { id: PortId(1), network: 1, max_npdu: 1497, mac_len: Some(6), broadcast_mac: None },
+        PortConfig { id: PortId(2), network: 2, max_npdu: 501, mac_len: Some(1), broadcast_mac: Mac::new(&[0xFF]) },
+        PortConfig { id: PortId(3), network: 3, max_npdu: 1497, mac_len: Some(3), broadcast_mac: None },
     ];
     let mut config = RouterConfig::new(ports.clone());
     config.max_learned_routes = MAX_LEARNED;

@@ -33,8 +33,11 @@
 //! DADR of the wrong length for the destination datalink with
 //! addressing-error, an NPDU longer than the destination port carries with
 //! message-too-long. A Reject is never answered with a Reject. Malformed
-//! NPDUs, NPDUs whose hop count is spent and NPDUs that would go back out
-//! of the port they came in on are dropped and counted.
+//! NPDUs, NPDUs whose hop count is spent, NPDUs that would go back out of
+//! the port they came in on, and NPDUs whose SNET is one of the router's
+//! own networks (a forged source: no router would add it) are dropped and
+//! counted. A DADR equal to the departure datalink's broadcast address is a
+//! broadcast there.
 //!
 //! The router's own application entity (a device sharing its MAC on a
 //! port) sends through [`Router::handle_own_npdu`].
@@ -78,6 +81,11 @@ pub struct PortConfig {
     /// The length of a MAC on this datalink (B/IP 6, MS/TP 1), checked
     /// against a DADR routed to it; `None` accepts any length.
     pub mac_len: Option<u8>,
+    /// The datalink's broadcast address (MS/TP 0xFF, a B/IP subnet's
+    /// directed broadcast), if it has one: a DADR equal to it is a
+    /// broadcast on that network, and is routed (and shown to the policy)
+    /// as one.
+    pub broadcast_mac: Option<Mac>,
 }
 
 /// A configured route to a remote network.
@@ -213,6 +221,9 @@ pub struct RouterCounters {
     pub policy_rejected: u64,
     /// NPDUs the routing policy sent on at another network priority.
     pub policy_reprioritized: u64,
+    /// NPDUs whose SNET is a network directly connected to this router:
+    /// no router would add it, so the source is forged (or a loop); dropped.
+    pub forged_sources: u64,
 }
 
 /// Networks in one message at most (an I-Am-Router-To-Network of them
@@ -326,6 +337,15 @@ impl Router {
             self.counters.malformed += 1;
             return Arrival::Handled;
         };
+        if let Some(s) = npdu.source
+            && self.table.get(s.net).is_some_and(|r| r.origin == RouteOrigin::Direct)
+        {
+            // A station on one of our networks is reached through us, not
+            // through another router: this SNET/SADR is made up (a policy
+            // on sources would otherwise trust it).
+            self.counters.forged_sources += 1;
+            return Arrival::Handled;
+        }
         match npdu.destination {
             None => self.for_this_network(now, p, from, npdu),
             Some(d) if d.net == GLOBAL_NETWORK => {
@@ -527,11 +547,8 @@ impl Router {
             // The last hop: DNET/DADR go, the DADR (or a broadcast) is the target.
             None => {
                 let wrong_length = q.mac_len.is_some_and(|len| !d.mac.is_empty() && d.mac.len() != len as usize);
-                let to = if d.mac.is_empty() {
-                    Some(LinkTarget::Broadcast)
-                } else {
-                    Mac::new(d.mac).map(LinkTarget::Unicast)
-                };
+                let broadcast = d.mac.is_empty() || q.broadcast_mac.is_some_and(|b| b.as_bytes() == d.mac);
+                let to = if broadcast { Some(LinkTarget::Broadcast) } else { Mac::new(d.mac).map(LinkTarget::Unicast) };
                 let Some(to) = to.filter(|_| !wrong_length) else {
                     self.reject(p, from, npdu, RejectMessageReason::ADDRESSING_ERROR, d.net);
                     return;
@@ -548,7 +565,13 @@ impl Router {
                 LinkTarget::Unicast(next),
             ),
         };
-        let Some(priority) = self.ask(now, p, from, npdu, d, q, policy) else { return };
+        // The policy sees a DADR that is the departure datalink's broadcast
+        // address as the broadcast it is.
+        let shown = match to {
+            LinkTarget::Broadcast if route.next_hop.is_none() => NetAddress { net: d.net, mac: &[] },
+            _ => d,
+        };
+        let Some(priority) = self.ask(now, p, from, npdu, shown, q, policy) else { return };
         let mut encoded = Vec::new();
         if (Npdu { priority, ..out }).encode(&mut encoded).is_err() {
             self.counters.malformed += 1;
@@ -582,14 +605,15 @@ impl Router {
             self.counters.malformed += 1;
             return;
         }
-        self.counters.broadcasts_forwarded += 1;
         let global = NetAddress { net: GLOBAL_NETWORK, mac: &[] };
+        let mut sent = false;
         for i in 0..self.ports.len() {
             let q = self.ports[i];
             if q.id == p.id || encoded.len() > q.max_npdu {
                 continue;
             }
             let Some(priority) = self.ask(now, p, from, npdu, global, q, policy) else { continue };
+            sent = true;
             let npdu = if priority == out.priority {
                 encoded.clone()
             } else {
@@ -600,6 +624,9 @@ impl Router {
                 again
             };
             self.transmits.push_back(Transmit { port: q.id, to: LinkTarget::Broadcast, npdu });
+        }
+        if sent {
+            self.counters.broadcasts_forwarded += 1;
         }
     }
 
@@ -623,6 +650,7 @@ impl Router {
             departure_port: q.id,
             departure_network: q.network,
             source: npdu.source.unwrap_or(NetAddress { net: p.network, mac: from.as_bytes() }),
+            link_source: from.as_bytes(),
             destination: match d {
                 NetAddress { net: GLOBAL_NETWORK, .. } => Destination::GlobalBroadcast,
                 NetAddress { net, mac: [] } => Destination::RemoteBroadcast(net),
@@ -645,6 +673,12 @@ impl Router {
                 Some(priority)
             }
             Verdict::Drop(_) => {
+                self.counters.policy_dropped += 1;
+                None
+            }
+            // A global broadcast is not answered with a Reject (one would go
+            // back per port it was kept from): it is dropped.
+            Verdict::Reject(_) if d.net == GLOBAL_NETWORK => {
                 self.counters.policy_dropped += 1;
                 None
             }

@@ -10,11 +10,14 @@
 //! global broadcast is asked about once per port it would leave by.
 //!
 //! What the policy is never asked about: NPDUs for the arrival network
-//! (they are not routed), the network-layer messages the router answers
-//! itself, and the router's own messages (I-Am-Router-To-Network, its
-//! Rejects). The router applies its own checks first (hop count, unknown
-//! or busy networks, addressing, length): a policy cannot make the router
-//! forward what the standard says it must not.
+//! (they are not routed), the network-layer messages addressed to the
+//! router, and the router's own messages (I-Am-Router-To-Network, its
+//! Rejects). A global broadcast — a network message included — is asked
+//! about for each port it would be passed to. The router applies its own
+//! checks first (hop count, forged sources, unknown or busy networks,
+//! addressing, length): a policy cannot make the router forward what the
+//! standard says it must not. A Reject of a global broadcast drops it
+//! without a Reject-Message-To-Network.
 //!
 //! The object an APDU names ([`ApduSummary::object`]) is read from the
 //! request's first field for the services that name one object. A request
@@ -48,8 +51,15 @@ pub struct RoutedNpdu<'a> {
     /// The network of that port.
     pub departure_network: u16,
     /// Who sent it: its SNET/SADR, or the arrival network and the MAC it
-    /// came from.
+    /// came from. An SNET is never one of the router's own networks (the
+    /// router drops those as forged), but a router beyond may have been
+    /// told anything.
     pub source: NetAddress<'a>,
+    /// The datalink address it came from on the arrival port: the sender
+    /// itself, or the router that forwarded it (the previous hop; what a
+    /// budget per sender should be keyed on, since nobody can choose it
+    /// for an NPDU that reaches us through a router).
+    pub link_source: &'a [u8],
     /// Where it goes.
     pub destination: Destination<'a>,
     /// Its network priority.
@@ -106,7 +116,8 @@ pub enum Verdict {
     Forward,
     /// Drop it; the policy's reason number (the policy names its reasons).
     Drop(u16),
-    /// Drop it and answer the sender with Reject-Message-To-Network.
+    /// Drop it and answer the sender with Reject-Message-To-Network (a
+    /// global broadcast is only dropped).
     Reject(RejectMessageReason),
     /// Send it on at this network priority.
     SetPriority(NetworkPriority),
@@ -133,14 +144,23 @@ impl RoutingPolicy for ForwardAll {
     }
 }
 
-/// Policies asked in order: the first that does not say
-/// [`Verdict::Forward`] decides, and the ones after it are not asked.
+/// Policies asked in order: the first that drops or rejects decides, and
+/// the ones after it are not asked. A new priority is passed on: the later
+/// policies see the NPDU at it, and it leaves at it unless they keep it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Chain<P>(pub alloc::vec::Vec<P>);
 
 impl<P: RoutingPolicy> RoutingPolicy for Chain<P> {
     fn decide(&mut self, now: Duration, npdu: &RoutedNpdu<'_>) -> Verdict {
-        self.0.iter_mut().map(|p| p.decide(now, npdu)).find(|v| *v != Verdict::Forward).unwrap_or(Verdict::Forward)
+        let mut seen = *npdu;
+        for p in &mut self.0 {
+            match p.decide(now, &seen) {
+                Verdict::Forward => {}
+                Verdict::SetPriority(priority) => seen.priority = priority,
+                stop => return stop,
+            }
+        }
+        if seen.priority == npdu.priority { Verdict::Forward } else { Verdict::SetPriority(seen.priority) }
     }
 
     fn tick(&mut self, now: Duration) {
@@ -344,6 +364,7 @@ mod tests {
             departure_port: PortId(2),
             departure_network: 2,
             source: NetAddress { net: 1, mac: &[1] },
+            link_source: &[1],
             destination: Destination::GlobalBroadcast,
             priority: NetworkPriority::NORMAL,
             hop_count: 255,
@@ -355,6 +376,13 @@ mod tests {
         assert_eq!(chain.decide(Duration::ZERO, &npdu), Verdict::Drop(4));
         assert_eq!(chain.0.iter().map(|s| s.1).collect::<alloc::vec::Vec<_>>(), [1, 1, 0]);
         assert_eq!(Chain::<Says>(alloc::vec![]).decide(Duration::ZERO, &npdu), Verdict::Forward);
+        // A new priority does not stop the chain: the guard after it is still asked.
+        let urgent = Verdict::SetPriority(NetworkPriority::URGENT);
+        let mut chain = Chain(alloc::vec![Says(urgent, 0), Says(Verdict::Forward, 0)]);
+        assert_eq!(chain.decide(Duration::ZERO, &npdu), urgent);
+        assert_eq!(chain.0[1].1, 1);
+        let mut chain = Chain(alloc::vec![Says(urgent, 0), Says(Verdict::Drop(1), 0)]);
+        assert_eq!(chain.decide(Duration::ZERO, &npdu), Verdict::Drop(1));
     }
 
     #[test]

@@ -14,9 +14,9 @@ const SECOND: Duration = Duration::from_secs(1);
 
 fn router() -> Router {
     Router::new(RouterConfig::new(vec![
-        PortConfig { id: IP, network: 10, max_npdu: 1497, mac_len: Some(6) },
-        PortConfig { id: MSTP, network: 20, max_npdu: 501, mac_len: Some(1) },
-        PortConfig { id: IP2, network: 30, max_npdu: 1497, mac_len: Some(6) },
+        PortConfig { id: IP, network: 10, max_npdu: 1497, mac_len: Some(6), broadcast_mac: None },
+        PortConfig { id: MSTP, network: 20, max_npdu: 501, mac_len: Some(1), broadcast_mac: Mac::new(&[0xFF]) },
+        PortConfig { id: IP2, network: 30, max_npdu: 1497, mac_len: Some(6), broadcast_mac: None },
     ]))
     .unwrap()
 }
@@ -380,7 +380,7 @@ fn at_start_up_each_port_hears_of_the_networks_behind_the_others() {
 
 #[test]
 fn configurations_that_cannot_route_are_refused() {
-    let port = |id, network| PortConfig { id: PortId(id), network, max_npdu: 1497, mac_len: None };
+    let port = |id, network| PortConfig { id: PortId(id), network, max_npdu: 1497, mac_len: None, broadcast_mac: None };
     assert_eq!(Router::new(RouterConfig::new(vec![port(1, 1)])).unwrap_err(), ConfigError::TooFewPorts);
     assert_eq!(
         Router::new(RouterConfig::new(vec![port(1, 1), port(1, 2)])).unwrap_err(),
@@ -505,4 +505,49 @@ fn what_the_router_answers_itself_never_reaches_the_policy() {
     r.handle_npdu_with(SECOND, IP, &CLIENT, &message(None, NetworkMessage::WhoIsRouterToNetwork(None)), &mut p);
     r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(99, &[1]), None, 255, &WRITE_AV1), &mut p);
     assert!(p.asked.is_empty(), "{:?}", p.asked);
+}
+
+#[test]
+fn a_source_claiming_one_of_our_own_networks_is_forged_and_dropped() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Forward);
+    // A laptop on network 10 pretending, through SNET 10, to be another station of it.
+    let forged = npdu(to(20, &[7]), to(10, &[127, 0, 0, 1, 0xBA, 0xC1]), 255, &WRITE_AV1);
+    assert_eq!(r.handle_npdu_with(SECOND, IP, &CLIENT, &forged, &mut p), Arrival::Handled);
+    // Or of the network it is sending to.
+    let forged = npdu(to(20, &[7]), to(20, &[9]), 255, &WRITE_AV1);
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &forged, &mut p);
+    assert!(sent(&mut r).is_empty() && p.asked.is_empty());
+    assert_eq!(r.counters().forged_sources, 2);
+    // A source on a network beyond another router is passed on.
+    let routed = npdu(to(20, &[7]), to(99, &[9]), 255, &WRITE_AV1);
+    r.handle_npdu_with(SECOND, IP, &OTHER_ROUTER, &routed, &mut p);
+    assert_eq!(sent(&mut r).len(), 1);
+}
+
+#[test]
+fn a_dadr_that_is_the_trunks_broadcast_address_is_a_broadcast_to_the_policy_and_the_wire() {
+    let mut r = router();
+    let mut p = Scripted {
+        asked: Vec::new(),
+        answer: |n| match n.destination {
+            Destination::RemoteBroadcast(20) => Verdict::Drop(0),
+            _ => Verdict::Forward,
+        },
+    };
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(20, &[0xFF]), None, 255, &[0x10, 0x08]), &mut p);
+    assert!(sent(&mut r).is_empty(), "seen as the broadcast it is, and dropped");
+    let mut forward = scripted(|_| Verdict::Forward);
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &npdu(to(20, &[0xFF]), None, 255, &[0x10, 0x08]), &mut forward);
+    assert_eq!(sent(&mut r)[0].to, LinkTarget::Broadcast);
+}
+
+#[test]
+fn a_rejected_global_broadcast_is_dropped_without_a_reject_per_port() {
+    let mut r = router();
+    let mut p = scripted(|_| Verdict::Reject(RejectMessageReason::SECURITY_ERROR));
+    let who_is = npdu(to(GLOBAL_NETWORK, &[]), None, 255, &[0x10, 0x08]);
+    r.handle_npdu_with(SECOND, IP, &CLIENT, &who_is, &mut p);
+    assert!(sent(&mut r).is_empty());
+    assert_eq!((r.counters().policy_dropped, r.counters().rejects_sent, r.counters().broadcasts_forwarded), (2, 0, 0));
 }

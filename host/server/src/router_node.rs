@@ -336,11 +336,18 @@ struct PortPlan {
 
 impl PortPlan {
     /// The next port: numbered 1, 2, … (255 at most).
-    fn add(&mut self, network: u16, max_npdu: usize, mac_len: u8, routes: &RoutingView) -> anyhow::Result<PortId> {
+    fn add(
+        &mut self,
+        network: u16,
+        max_npdu: usize,
+        mac_len: u8,
+        broadcast_mac: Option<Mac>,
+        routes: &RoutingView,
+    ) -> anyhow::Result<PortId> {
         let id = u8::try_from(self.ports.len() + 1)
             .map(PortId)
             .map_err(|_| anyhow::anyhow!("more than 255 router ports"))?;
-        self.ports.push(PortConfig { id, network, max_npdu, mac_len: Some(mac_len) });
+        self.ports.push(PortConfig { id, network, max_npdu, mac_len: Some(mac_len), broadcast_mac });
         self.views.push((id, routes.clone()));
         Ok(id)
     }
@@ -354,7 +361,8 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     let mut drivers = Vec::new();
     let mut bip = Vec::new();
     for p in node.ports {
-        let id = plan.add(p.network, BIP_MAX_NPDU, 6, &p.routes)?;
+        let broadcast = Mac::new(&bip_mac(p.port.broadcast_addr()));
+        let id = plan.add(p.network, BIP_MAX_NPDU, 6, broadcast, &p.routes)?;
         let (handle, driver) = p.port.into_parts();
         tracing::info!(address = %handle.local_addr(), network = p.network, "router port: BACnet/IP");
         let mac = Mac::new(&bip_mac(handle.local_addr())).expect("six octets");
@@ -370,7 +378,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     }
     let mut mstp = Vec::new();
     for p in node.mstp_ports {
-        let id = plan.add(p.network, MSTP_MAX_NPDU, 1, &p.routes)?;
+        let id = plan.add(p.network, MSTP_MAX_NPDU, 1, Mac::new(&[BROADCAST_MAC]), &p.routes)?;
         let (handle, driver) = p.port.into_parts();
         let name = driver.name().to_string();
         driver.spawn()?;
@@ -384,7 +392,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     let mut bip6 = Vec::new();
     let mut drivers6 = Vec::new();
     for p in node.bip6_ports {
-        let id = plan.add(p.network, BIP_MAX_NPDU, 3, &p.routes)?;
+        let id = plan.add(p.network, BIP_MAX_NPDU, 3, None, &p.routes)?;
         let (handle, driver) = p.port.into_parts();
         tracing::info!(address = %handle.local_addr(), network = p.network, "router port: BACnet/IPv6");
         drivers6.push(driver);
@@ -392,7 +400,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     }
     let mut virtuals = Vec::new();
     for v in node.virtual_networks {
-        let id = plan.add(v.network, BIP_MAX_NPDU, 3, &v.routes)?;
+        let id = plan.add(v.network, BIP_MAX_NPDU, 3, None, &v.routes)?;
         let mut devices = Vec::new();
         for server in v.devices {
             let instance = server.device_id().instance;

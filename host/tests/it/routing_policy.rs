@@ -55,9 +55,14 @@ impl Station {
     }
 
     fn send(&self, router: u16, destination: NetAddress<'_>, apdu: &[u8]) {
+        self.send_as(router, None, destination, apdu)
+    }
+
+    /// Send with an SNET/SADR of our choosing, as a router (or a liar) would.
+    fn send_as(&self, router: u16, source: Option<NetAddress<'_>>, destination: NetAddress<'_>, apdu: &[u8]) {
         let npdu = Npdu {
             destination: Some(destination),
-            source: None,
+            source,
             hop_count: 255,
             expecting_reply: apdu[0] >> 4 == 0,
             priority: NetworkPriority::NORMAL,
@@ -135,6 +140,13 @@ fn the_example_firewall_and_broadcast_guard_block_what_they_should_and_forward_t
     assert_eq!(bms_write.apdus, [SIMPLE_ACK], "the BMS commands its setpoint: {bms_write:?}");
     let other_object = bms.ask(router, device, &write_av(2));
     assert_eq!(other_object.rejects, [(RejectMessageReason::SECURITY_ERROR, 2)], "but no other object");
+
+    // The laptop claiming, by SNET/SADR, to be the BMS: the router drops a
+    // source on its own network that did not come from there.
+    let bms_sadr = [127, 0, 0, 1, (bms_port >> 8) as u8, bms_port as u8];
+    laptop.send_as(router, Some(NetAddress { net: 1, mac: &bms_sadr }), device, &write_av(1));
+    let forged = laptop.answers();
+    assert_eq!((forged.apdus.len(), forged.rejects.len()), (0, 0), "a forged source gets nothing: {forged:?}");
 
     let dcc = bms.ask(router, device, &DCC_DISABLE);
     assert_eq!((dcc.apdus.len(), dcc.rejects.len()), (0, 0), "device control is dropped silently: {dcc:?}");

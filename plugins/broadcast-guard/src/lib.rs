@@ -6,21 +6,26 @@
 //!
 //! ```toml
 //! services = ["who-is", "who-has"]   # the default
-//! budget = 5                         # broadcasts per source per window
+//! budget = 5                         # broadcasts per sender per window
+//! network_budget = 50                # per protected network, all senders together (default: 10 × budget)
 //! window_seconds = 10
 //! protected_networks = [2]           # departure networks guarded (default: every one)
-//! max_sources = 1024                 # sources tracked at once
+//! max_sources = 1024                 # senders tracked at once (at most 65536)
 //! ```
 //!
-//! Each source (its network and MAC, as the router sees it) has a token
+//! A sender is the datalink address a broadcast came from on its arrival
+//! port (the station itself, or the router that forwarded it), which it
+//! cannot choose the way it chooses an SNET/SADR. Each sender has a token
 //! bucket per protected network: `budget` tokens, refilled evenly over
-//! `window_seconds`. A listed broadcast (a remote or global broadcast
-//! carrying one of `services`) that finds the bucket empty is dropped,
-//! counted as "over budget". Unicast requests and every other service pass.
-//! When `max_sources` buckets are in use, a new source is dropped, counted
-//! as "too many sources" (idle buckets are freed at the ticks once full
-//! again), so an attacker cycling through source addresses cannot grow the
-//! table or dilute the budget of real sources.
+//! `window_seconds`; each protected network has one more, `network_budget`,
+//! that every sender draws on too. A listed broadcast (a remote or global
+//! broadcast carrying one of `services`) that finds its sender's bucket
+//! empty is dropped as "over budget", one that finds the network's empty as
+//! "network over budget". Unicast requests and every other service pass.
+//! When `max_sources` buckets are in use, a new sender is dropped as "too
+//! many sources" (idle buckets are freed at the ticks once full again): an
+//! attacker who can forge many datalink addresses cannot grow the table,
+//! and the network's budget bounds what all of them get through together.
 //!
 //! The buckets are the exported state: a hot swap or a restart does not
 //! hand a storming source a fresh budget.
@@ -32,22 +37,27 @@ use trellis_routing_sdk::{Content, Destination, Policy, PolicyInfo, RoutedNpdu, 
 /// The drop reasons, in `PolicyInfo::drop_reasons` order.
 const OVER_BUDGET: u16 = 0;
 const TOO_MANY_SOURCES: u16 = 1;
+const NETWORK_OVER_BUDGET: u16 = 2;
+/// The most senders tracked (a bucket is about 100 octets with its key).
+const MAX_SOURCES: usize = 65_536;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Settings {
     services: Option<Vec<String>>,
     budget: Option<u32>,
+    network_budget: Option<u32>,
     window_seconds: Option<u32>,
     protected_networks: Option<Vec<u16>>,
     max_sources: Option<usize>,
 }
 
-/// Who is spending: a source on one protected network.
+/// Who is spending: a sender (its arrival network and datalink address)
+/// on one protected network.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     departure_network: u16,
-    source_network: u16,
+    arrival_network: u16,
     mac: Vec<u8>,
 }
 
@@ -65,10 +75,13 @@ struct Bucket {
 pub struct BroadcastGuard {
     services: Vec<u8>,
     budget: u32,
+    network_budget: u32,
     window_ms: u64,
     protected: Option<Vec<u16>>,
     max_sources: usize,
     buckets: HashMap<Key, Bucket>,
+    /// Per protected network, every sender together.
+    networks: HashMap<u16, Bucket>,
 }
 
 impl BroadcastGuard {
@@ -76,11 +89,16 @@ impl BroadcastGuard {
         u64::from(self.budget) * self.window_ms
     }
 
-    /// The bucket refilled to `now_ms`.
-    fn refill(&self, b: Bucket, now_ms: u64) -> Bucket {
+    /// The bucket refilled to `now_ms`, for a budget of `budget`.
+    fn refill_to(&self, b: Bucket, now_ms: u64, budget: u32) -> Bucket {
         let elapsed = now_ms.saturating_sub(b.at_ms);
-        let added = elapsed.saturating_mul(u64::from(self.budget));
-        Bucket { credit: b.credit.saturating_add(added).min(self.full()), at_ms: now_ms.max(b.at_ms) }
+        let added = elapsed.saturating_mul(u64::from(budget));
+        let full = u64::from(budget) * self.window_ms;
+        Bucket { credit: b.credit.saturating_add(added).min(full), at_ms: now_ms.max(b.at_ms) }
+    }
+
+    fn refill(&self, b: Bucket, now_ms: u64) -> Bucket {
+        self.refill_to(b, now_ms, self.budget)
     }
 
     fn guarded(&self, npdu: &RoutedNpdu<'_>) -> bool {
@@ -106,21 +124,24 @@ impl Policy for BroadcastGuard {
             })
             .collect::<Result<Vec<u8>, String>>()?;
         let budget = s.budget.unwrap_or(5);
+        let network_budget = s.network_budget.unwrap_or(budget.saturating_mul(10));
         let window = s.window_seconds.unwrap_or(10);
         if window == 0 || window > 86_400 {
             return Err("broadcast-guard: window_seconds must be 1..=86400".into());
         }
         let max_sources = s.max_sources.unwrap_or(1024);
-        if max_sources == 0 || max_sources > 1 << 20 {
-            return Err("broadcast-guard: max_sources must be 1..=1048576".into());
+        if max_sources == 0 || max_sources > MAX_SOURCES {
+            return Err(format!("broadcast-guard: max_sources must be 1..={MAX_SOURCES}"));
         }
         Ok(BroadcastGuard {
             services,
             budget,
+            network_budget,
             window_ms: u64::from(window) * 1000,
             protected: s.protected_networks,
             max_sources,
             buckets: HashMap::new(),
+            networks: HashMap::new(),
         })
     }
 
@@ -133,12 +154,13 @@ impl Policy for BroadcastGuard {
             name: "broadcast-guard".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             summary: format!(
-                "{} broadcasts per source per {} s onto {nets}, {} sources tracked",
+                "{} broadcasts per sender and {} in all per {} s onto {nets}, {} senders tracked",
                 self.budget,
+                self.network_budget,
                 self.window_ms / 1000,
                 self.max_sources
             ),
-            drop_reasons: vec!["over budget".into(), "too many sources".into()],
+            drop_reasons: vec!["over budget".into(), "too many sources".into(), "network over budget".into()],
         }
     }
 
@@ -148,20 +170,31 @@ impl Policy for BroadcastGuard {
         }
         let key = Key {
             departure_network: npdu.departure_network,
-            source_network: npdu.source.net,
-            mac: npdu.source.mac.to_vec(),
+            arrival_network: npdu.arrival_network,
+            mac: npdu.link_source.to_vec(),
         };
         let bucket = match self.buckets.get(&key) {
             Some(b) => self.refill(*b, now_ms),
             None if self.buckets.len() >= self.max_sources => return Verdict::Drop(TOO_MANY_SOURCES),
             None => Bucket { credit: self.full(), at_ms: now_ms },
         };
-        let (bucket, verdict) = match bucket.credit.checked_sub(self.window_ms) {
-            Some(left) => (Bucket { credit: left, ..bucket }, Verdict::Forward),
-            None => (bucket, Verdict::Drop(OVER_BUDGET)),
+        let Some(left) = bucket.credit.checked_sub(self.window_ms) else {
+            self.buckets.insert(key, bucket);
+            return Verdict::Drop(OVER_BUDGET);
         };
-        self.buckets.insert(key, bucket);
-        verdict
+        let full_network = u64::from(self.network_budget) * self.window_ms;
+        let network = match self.networks.get(&npdu.departure_network) {
+            Some(b) => self.refill_to(*b, now_ms, self.network_budget),
+            None => Bucket { credit: full_network, at_ms: now_ms },
+        };
+        let Some(network_left) = network.credit.checked_sub(self.window_ms) else {
+            self.networks.insert(npdu.departure_network, network);
+            self.buckets.insert(key, bucket);
+            return Verdict::Drop(NETWORK_OVER_BUDGET);
+        };
+        self.networks.insert(npdu.departure_network, Bucket { credit: network_left, ..network });
+        self.buckets.insert(key, Bucket { credit: left, ..bucket });
+        Verdict::Forward
     }
 
     fn tick(&mut self, now_ms: u64) {
@@ -175,13 +208,14 @@ impl Policy for BroadcastGuard {
     }
 
     fn export_state(&self) -> Vec<u8> {
-        // Version 1: count, then per bucket: departure network, source
-        // network, MAC length, MAC, credit, last refill.
+        // Version 1: count, then per bucket: departure network, arrival
+        // network, MAC length, MAC, credit, last refill. (The networks'
+        // buckets refill within one window: not kept.)
         let mut out = vec![1];
         out.extend((self.buckets.len() as u32).to_be_bytes());
         for (k, b) in &self.buckets {
             out.extend(k.departure_network.to_be_bytes());
-            out.extend(k.source_network.to_be_bytes());
+            out.extend(k.arrival_network.to_be_bytes());
             out.push(k.mac.len() as u8);
             out.extend(&k.mac);
             out.extend(b.credit.to_be_bytes());
@@ -208,13 +242,13 @@ impl Policy for BroadcastGuard {
         let mut buckets = HashMap::new();
         for _ in 0..count {
             let departure_network = u16::from_be_bytes(take(2)?.try_into().map_err(|_| bad())?);
-            let source_network = u16::from_be_bytes(take(2)?.try_into().map_err(|_| bad())?);
+            let arrival_network = u16::from_be_bytes(take(2)?.try_into().map_err(|_| bad())?);
             let len = take(1)?[0] as usize;
             let mac = take(len)?.to_vec();
             let credit = u64::from_be_bytes(take(8)?.try_into().map_err(|_| bad())?).min(self.full());
             let at_ms = u64::from_be_bytes(take(8)?.try_into().map_err(|_| bad())?);
             if buckets.len() < self.max_sources {
-                buckets.insert(Key { departure_network, source_network, mac }, Bucket { credit, at_ms });
+                buckets.insert(Key { departure_network, arrival_network, mac }, Bucket { credit, at_ms });
             }
         }
         self.buckets = buckets;

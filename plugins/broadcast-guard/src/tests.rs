@@ -19,6 +19,7 @@ fn who_is(g: &mut BroadcastGuard, now_ms: u64, from: &[u8], to: u16, destination
         departure_port: PortId(2),
         departure_network: to,
         source: NetAddress { net: 1, mac: from },
+        link_source: from,
         destination,
         priority: NetworkPriority::NORMAL,
         hop_count: 255,
@@ -84,6 +85,43 @@ fn cycling_source_addresses_cannot_grow_the_table() {
 }
 
 #[test]
+fn the_network_budget_bounds_every_sender_together() {
+    let mut g = guard("budget = 2\nnetwork_budget = 5\nprotected_networks = [2]");
+    let forwarded: usize = (0..10u8).map(|i| storm(&mut g, 0, &[i], 2).0).sum();
+    assert_eq!(forwarded, 5, "ten senders with 2 each, but 5 in all");
+    assert_eq!(who_is(&mut g, 0, &[42], TRUNK, Destination::GlobalBroadcast), Verdict::Drop(NETWORK_OVER_BUDGET));
+}
+
+#[test]
+fn a_forged_sadr_does_not_buy_a_new_budget() {
+    let mut g = guard("budget = 2\nprotected_networks = [2]");
+    let mut forwarded = 0;
+    for forged in 0..20u8 {
+        let npdu = RoutedNpdu {
+            arrival_port: PortId(1),
+            arrival_network: 1,
+            departure_port: PortId(2),
+            departure_network: TRUNK,
+            source: NetAddress { net: 9, mac: &[forged] },
+            link_source: &STORMER,
+            destination: Destination::GlobalBroadcast,
+            priority: NetworkPriority::NORMAL,
+            hop_count: 255,
+            expecting_reply: false,
+            content: Content::Apdu(ApduSummary {
+                pdu_type: 1,
+                service: Some(UnconfirmedServiceChoice::WHO_IS.0),
+                invoke_id: None,
+                object: None,
+                segmented: false,
+            }),
+        };
+        forwarded += usize::from(g.decide(0, &npdu) == Verdict::Forward);
+    }
+    assert_eq!(forwarded, 2, "the budget follows the datalink sender, not the SADR it wrote");
+}
+
+#[test]
 fn a_swap_does_not_hand_a_stormer_a_fresh_budget() {
     let mut old = guard("budget = 5");
     storm(&mut old, 0, &STORMER, 50);
@@ -100,5 +138,6 @@ fn bad_settings_say_what_is_wrong() {
     assert!(e("services = [\"read-property\"]").contains("not an unconfirmed service"));
     assert!(e("window_seconds = 0").contains("window_seconds"));
     assert!(e("max_sources = 0").contains("max_sources"));
+    assert!(e("max_sources = 1000000").contains("1..=65536"));
     assert!(e("budgte = 3").contains("unknown field"));
 }

@@ -16,7 +16,7 @@
 //! action = "forward"
 //! departure_networks = [2]
 //! services = ["write-property"]
-//! sources = ["1:7f0000010bac0"]
+//! sources = ["1:7f000001bac0"]
 //! objects = ["analog-value,1", "analog-value,2"]
 //!
 //! # …and nobody else writes there; reads pass (the default).
@@ -25,9 +25,13 @@
 //! action = "reject"
 //! reject_reason = "security-error"
 //! departure_networks = [2]
-//! services = ["write-property", "write-property-multiple", "add-list-element",
+//! services = ["write-property", "write-property-multiple", "write-group", "add-list-element",
 //!             "remove-list-element", "create-object", "delete-object", "atomic-write-file"]
 //! ```
+//!
+//! A list of what is forbidden is only as good as its author's memory of
+//! the standard's services: where it matters, deny by default and list
+//! what is allowed (`examples/router-policy.toml` does).
 //!
 //! A rule matches when every condition it has holds (a list holds when any
 //! of its entries does; a rule without conditions matches everything):
@@ -36,18 +40,31 @@
 //! |---|---|
 //! | `arrival_networks` | the NPDU came in on a port of one of these networks |
 //! | `departure_networks` | it would leave by a port of one of these networks |
-//! | `sources` | its source is one of these stations, `NET:MAC` with the MAC in hex, or `NET:*` for any station of network NET (the source is the SNET/SADR a router added, or the arrival network and the sender's MAC) |
+//! | `sources` | its source is one of these stations, `NET:MAC` with the MAC in hex, or `NET:*` for any station of network NET |
 //! | `destination_networks` | it is for one of these networks (a global broadcast is for every network) |
 //! | `kinds` | it is one of: `confirmed-request`, `unconfirmed-request`, `simple-ack`, `complex-ack`, `segment-ack`, `error`, `reject`, `abort`, `network-message` |
 //! | `services` | it is a request for one of these services, by the standard's names (`write-property`, `who-is`…) |
-//! | `objects` | it is a request naming exactly one object, one of these (`analog-value,1`, or `analog-value,*` for every instance). A request naming several objects (a WritePropertyMultiple of two) or none never holds |
+//! | `objects` | it is a request naming exactly one object, one of these (`analog-value,1`, or `analog-value,*` for every instance) — see below |
+//! | `segmented` | it is (`true`) or is not (`false`) one segment of a segmented message |
 //! | `priorities` | its network priority is one of these (`normal`, `urgent`, `critical-equipment`, `life-safety`) |
 //!
 //! Actions: `forward`, `drop` (counted under the rule's name), `reject`
-//! (Reject-Message-To-Network with `reject_reason`, by default `other`),
-//! `priority` (forward at `priority`). `arrival_networks` cannot be spoofed;
-//! `sources` trusts the SNET of routed traffic, so pair it with
-//! `arrival_networks` when the source's own port is known.
+//! (Reject-Message-To-Network with `reject_reason`, by default `other`; a
+//! global broadcast is only dropped), `priority` (forward at `priority`).
+//! The first rule that matches decides.
+//!
+//! **Objects.** The router reads the one object a request names; a request
+//! naming several (a WritePropertyMultiple of two), a segment after the
+//! first, or a service that names none has no object. Such a request never
+//! matches the `objects` of a `forward` or `priority` rule, and always
+//! matches the `objects` of a `drop` or `reject` rule: an allow-list cannot
+//! be widened and a deny-list cannot be dodged by naming a second object.
+//!
+//! **Sources.** A source on a network directly connected to the router is
+//! the sender itself: the router drops NPDUs that claim such a source
+//! through another router (a forged SNET). A source on a farther network
+//! is what the last router wrote: trust it as far as you trust that
+//! router, and pair it with `arrival_networks`.
 //!
 //! Not yet: time windows (rules active at some hours only).
 
@@ -87,6 +104,7 @@ struct RuleSettings {
     kinds: Option<Vec<String>>,
     services: Option<Vec<String>>,
     objects: Option<Vec<String>>,
+    segmented: Option<bool>,
     priorities: Option<Vec<String>>,
 }
 
@@ -126,10 +144,11 @@ struct Rule {
     /// (confirmed, service choice)
     services: Option<Vec<(bool, u8)>>,
     objects: Option<Vec<ObjectMatch>>,
+    segmented: Option<bool>,
     priorities: Option<Vec<NetworkPriority>>,
 }
 
-/// The kind names, in PDU-type order; 8 is a network message.
+/// The kind names, in PDU-type order, then a network message.
 const KINDS: [&str; 9] = [
     "confirmed-request",
     "unconfirmed-request",
@@ -141,7 +160,8 @@ const KINDS: [&str; 9] = [
     "abort",
     "network-message",
 ];
-const NETWORK_MESSAGE: u8 = 8;
+/// A network message's kind: past every PDU type (0..=15).
+const NETWORK_MESSAGE: u8 = 16;
 
 /// The firewall.
 #[derive(Debug)]
@@ -189,7 +209,7 @@ fn parse_station(rule: &str, s: &str) -> Result<Station, String> {
     if mac == "*" {
         return Ok(Station { network, mac: None });
     }
-    if mac.is_empty() || mac.len() % 2 != 0 || mac.len() > 36 {
+    if mac.is_empty() || !mac.is_ascii() || mac.len() % 2 != 0 || mac.len() > 36 {
         return Err(bad());
     }
     let octets = (0..mac.len())
@@ -248,6 +268,7 @@ impl Rule {
             })?,
             services: each(r.services, |s| parse_service(n, s))?,
             objects: each(r.objects, |o| parse_object(n, o))?,
+            segmented: r.segmented,
             priorities: each(r.priorities, |p| parse_priority(n, p))?,
             name,
         })
@@ -305,14 +326,22 @@ impl Rule {
                 return false;
             }
         }
+        if let Some(segmented) = self.segmented
+            && apdu.is_none_or(|a| a.segmented != segmented)
+        {
+            return false;
+        }
         if let Some(objects) = &self.objects {
-            let object = apdu.and_then(|a| a.object);
-            let hit = object.is_some_and(|o| {
-                objects.iter().any(|m| match m {
+            // No object (several, a later segment, none named) holds for a
+            // rule that refuses and fails one that lets through.
+            let refuses = matches!(self.action, Action::Drop | Action::Reject(_));
+            let hit = match apdu.and_then(|a| a.object) {
+                Some(o) => objects.iter().any(|m| match m {
                     ObjectMatch::One(x) => *x == o,
                     ObjectMatch::AnyOf(t) => *t == o.object_type,
-                })
-            });
+                }),
+                None => refuses,
+            };
             if !hit {
                 return false;
             }

@@ -46,6 +46,7 @@ fn request(from: &[u8], to: u16, service: ConfirmedServiceChoice, object: Option
         departure_port: PortId(2),
         departure_network: to,
         source: NetAddress { net: IP, mac: from },
+        link_source: from,
         destination: Destination::Station(NetAddress { net: to, mac: &[5] }),
         priority: NetworkPriority::NORMAL,
         hop_count: 255,
@@ -100,6 +101,7 @@ fn a_default_drop_counts_under_default() {
         departure_port: PortId(2),
         departure_network: 2,
         source: NetAddress { net: 1, mac: &BMS },
+        link_source: &BMS,
         destination: Destination::GlobalBroadcast,
         priority: NetworkPriority::NORMAL,
         hop_count: 255,
@@ -107,6 +109,42 @@ fn a_default_drop_counts_under_default() {
         content: Content::NetworkMessage(trellis_routing_sdk::NetworkMessageType(0)),
     };
     assert_eq!(fw.decide(0, &npdu), Verdict::Drop(0));
+}
+
+#[test]
+fn a_deny_by_object_cannot_be_dodged_by_naming_two_objects_or_segmenting() {
+    let mut fw = Firewall::configure(
+        "[[rule]]\nname = \"no-outputs\"\naction = \"drop\"\nservices = [\"write-property-multiple\"]\n\
+         objects = [\"analog-output,*\"]",
+    )
+    .unwrap();
+    let mut ask = |object, segmented| {
+        let npdu = RoutedNpdu {
+            arrival_port: PortId(1),
+            arrival_network: IP,
+            departure_port: PortId(2),
+            departure_network: TRUNK,
+            source: NetAddress { net: IP, mac: &LAPTOP },
+            link_source: &LAPTOP,
+            destination: Destination::Station(NetAddress { net: TRUNK, mac: &[5] }),
+            priority: NetworkPriority::NORMAL,
+            hop_count: 255,
+            expecting_reply: true,
+            content: Content::Apdu(ApduSummary {
+                pdu_type: 0,
+                service: Some(ConfirmedServiceChoice::WRITE_PROPERTY_MULTIPLE.0),
+                invoke_id: Some(1),
+                object,
+                segmented,
+            }),
+        };
+        fw.decide(0, &npdu)
+    };
+    let ao1 = ObjectIdentifier { object_type: ObjectType::ANALOG_OUTPUT, instance: 1 };
+    assert_eq!(ask(Some(ao1), false), Verdict::Drop(0));
+    assert_eq!(ask(Some(av(1)), false), Verdict::Forward, "another object alone passes");
+    assert_eq!(ask(None, false), Verdict::Drop(0), "AO1 and AV1 in one request: no object named, refused");
+    assert_eq!(ask(None, true), Verdict::Drop(0), "a later segment: refused");
 }
 
 #[test]
@@ -118,4 +156,5 @@ fn bad_settings_say_what_is_wrong() {
     assert!(e("[[rule]]\naction = \"drop\"\nobjects = [\"nothing\"]").contains("TYPE,INSTANCE"));
     assert!(e("[[rule]]\naction = \"priority\"").contains("needs priority"));
     assert!(e("colour = \"red\"").contains("unknown field"));
+    assert!(e("[[rule]]\naction = \"drop\"\nsources = [\"1:é1\"]").contains("NET:MAC"), "no panic on non-ASCII");
 }

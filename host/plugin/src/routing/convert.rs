@@ -31,6 +31,7 @@ pub fn routed_to_wit(n: &RoutedNpdu<'_>) -> w::RoutedNpdu {
         departure_port: n.departure_port.0,
         departure_network: n.departure_network,
         source: w::Station { network: n.source.net, mac: n.source.mac.to_vec() },
+        link_source: n.link_source.to_vec(),
         destination: match n.destination {
             Destination::Station(s) => w::Destination::Station(w::Station { network: s.net, mac: s.mac.to_vec() }),
             Destination::RemoteBroadcast(net) => w::Destination::RemoteBroadcast(net),

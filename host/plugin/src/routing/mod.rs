@@ -221,6 +221,9 @@ struct Runner {
     snapshot: Option<Vec<u8>>,
     last_snapshot: Instant,
     last_report: Option<Instant>,
+    /// When a failure was last logged, and the failures since not logged.
+    last_failure_log: Option<Instant>,
+    unlogged_failures: u64,
     status: PolicyStatus,
     epoch: Instant,
 }
@@ -302,6 +305,8 @@ impl PolicyPlugin {
             snapshot: None,
             last_snapshot: Instant::now(),
             last_report: None,
+            last_failure_log: None,
+            unlogged_failures: 0,
             status: PolicyStatus { on_failure: config.on_failure, ..PolicyStatus::default() },
             epoch: Instant::now(),
         };
@@ -328,20 +333,28 @@ impl PolicyPlugin {
         self.lock().status.clone()
     }
 
-    /// Hot swap: hand this policy's state to `next` (loaded beside it,
-    /// typically a new version or new settings) and route through `next`
-    /// from the next NPDU on. If `next` refuses the state, nothing changes.
-    /// The counters carry over; `next`'s own handle is spent.
+    /// Hot swap: hand this policy's state to `next` (loaded beside it: a
+    /// new version, or the same with other settings) and route through
+    /// `next` from the next NPDU on. The state is the running instance's
+    /// current one, or its last snapshot when none runs (a broken policy is
+    /// what a swap is most needed for). If `next` refuses the state, nothing
+    /// changes. The counters carry over; `next`'s own handle is spent.
     pub fn swap(&self, next: PolicyPlugin) -> Result<PolicyInfo, String> {
         let mut incoming = Arc::try_unwrap(next.runner)
             .map_err(|_| "the new policy is in use elsewhere".to_string())?
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         let mut current = self.lock();
-        let state = match current.call(Call::Export) {
-            Ok(Answer::Export(state)) => Some(state),
-            _ => current.snapshot.clone(),
+        // Only a running instance is asked (a failed export here is not
+        // counted against it: the swap replaces it anyway).
+        let exported = match current.live.is_some() {
+            true => match current.call_raw(Call::Export) {
+                Ok(Answer::Export(state)) => Some(state),
+                _ => None,
+            },
+            false => None,
         };
+        let state = exported.or_else(|| current.snapshot.clone());
         if let Some(state) = &state {
             match incoming.call(Call::Import(state)) {
                 Ok(Answer::Import(Ok(()))) => incoming.keep_snapshot(state.clone()),
@@ -528,10 +541,23 @@ impl Runner {
             }
             _ => unreachable!("configure answers configure"),
         };
-        if let Some(state) = self.snapshot.clone()
-            && let Answer::Import(Err(reason)) = self.call_raw(Call::Import(&state))?
-        {
-            tracing::warn!(policy = &*spec.name, "policy refused its saved state ({reason}); starting fresh")
+        if let Some(state) = self.snapshot.clone() {
+            match self.call_raw(Call::Import(&state)) {
+                Ok(Answer::Import(Err(reason))) => {
+                    tracing::warn!(policy = &*spec.name, "policy refused its saved state ({reason}); starting fresh")
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // A state that kills the instance would kill every
+                    // restart: the next one starts without it.
+                    self.snapshot = None;
+                    tracing::warn!(
+                        policy = &*spec.name,
+                        "policy failed taking its saved state; the next instance starts without it"
+                    );
+                    return Err(e);
+                }
+            }
         }
         if started_before {
             self.status.restarts += 1;
@@ -588,34 +614,55 @@ impl Runner {
         }
     }
 
-    /// Apply the restart policy after a failure.
+    /// Apply the restart policy after a failure. Logged at error level, at
+    /// most once per [`FAILING_REPORT`] (with the count since), and always
+    /// when the policy is disabled: a stream of NPDUs that make it trap
+    /// does not become a stream of log lines.
     fn failed(&mut self, err: String) {
         self.live = None;
         self.status.failures += 1;
         self.status.failing = true;
         self.status.last_failure = Some(err.clone());
-        let name = &*self.spec.name;
+        let name = self.spec.name.clone();
         let mode = self.on_failure;
-        match self.restarts.failed(Instant::now()) {
+        let verdict = self.restarts.failed(Instant::now());
+        let log_now = matches!(verdict, Restart::Disable)
+            || self.last_failure_log.is_none_or(|at| at.elapsed() >= FAILING_REPORT);
+        let since = if log_now {
+            self.last_failure_log = Some(Instant::now());
+            std::mem::take(&mut self.unlogged_failures)
+        } else {
+            self.unlogged_failures += 1;
+            0
+        };
+        let also = if since > 0 { format!(" ({since} more failures since the last report)") } else { String::new() };
+        match verdict {
             Restart::RestartNow => {
-                tracing::error!(policy = name, "routing policy failed: {err}; restarting (meanwhile fails {mode})");
+                if log_now {
+                    tracing::error!(
+                        policy = &*name,
+                        "routing policy failed: {err}{also}; restarting (meanwhile fails {mode})"
+                    );
+                }
                 if let Err(e) = self.instantiate() {
                     self.failed(e);
                 }
             }
             Restart::RestartAt(at) => {
-                let ms = at.saturating_duration_since(Instant::now()).as_millis();
-                tracing::error!(
-                    policy = name,
-                    "routing policy failed: {err}; restarting in {ms} ms, failing {mode} until then"
-                );
+                if log_now {
+                    let ms = at.saturating_duration_since(Instant::now()).as_millis();
+                    tracing::error!(
+                        policy = &*name,
+                        "routing policy failed: {err}{also}; restarting in {ms} ms, failing {mode} until then"
+                    );
+                }
                 self.restart_at = Some(at);
             }
             Restart::Disable => {
                 tracing::error!(
-                    policy = name,
-                    "routing policy failed: {err}; DISABLED after {} consecutive failures: the router now fails \
-                     {mode} for good (swap in a working policy to recover)",
+                    policy = &*name,
+                    "routing policy failed: {err}{also}; DISABLED after {} consecutive failures: the router now \
+                     fails {mode} for good (swap in a working policy to recover)",
                     self.restarts.consecutive()
                 );
                 self.status.disabled = true;
