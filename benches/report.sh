@@ -71,6 +71,7 @@ run amplification $STRESS amplification --target all
 run router $STRESS router --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
 run devices $STRESS devices --devices 1,8 --clients-per-device 8 --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS --pin off
 run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
+run mstp-routed $STRESS mstp --routed --reply small --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 echo "==> runs took $(( $(date +%s) - START )) s"
 
 PEERS=$(.venv-peers/bin/pip freeze 2>/dev/null | grep -i -E '^(bacpypes3|rusty-bacnet|rusty_bacnet)==' | paste -sd ' ' - || true)

@@ -17,6 +17,13 @@
 //! between the first and the last reply of the measured window, on the
 //! line's clock, so neither the client's scheduling nor the warm-up count.
 //!
+//! **Routed** (`MstpStep::routed`, JSON scenario `mstp-routed`): the
+//! requesting station is Trellis's router instead — its MS/TP port on the
+//! line, a B/IP port on loopback — and the client reads over B/IP with
+//! DNET/DADR, so every request crosses the router onto the trunk (SNET/SADR
+//! added: a longer request frame) and every reply back (DNET/DADR: a longer
+//! reply frame). The wire limit is computed for the frames the line carried.
+//!
 //! Must never: assert on speed (this is a measurement), or run a station
 //! anywhere but on the in-process simulated line.
 
@@ -29,13 +36,18 @@ use bacnet::mstp::{FrameType, Micros, bit_times};
 use bacnet::tsm::TsmConfig;
 use bacnet::{ObjectIdentifier, ObjectType};
 use serde_json::{Value as Json, json};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use trellis::client::{Client, DeviceAddress};
+use trellis::client::{Client, ClientConfig, DeviceAddress, RemoteStation};
 use trellis::plugin::{EngineConfig, PluginConfig, PluginEngine, PluginModel, builtin};
-use trellis::server::{DeviceConfig, build, serve_mstp};
+use trellis::server::network_port::RoutingView;
+use trellis::server::{
+    DeviceConfig, RouterBipPort, RouterMstpPort, RouterNode, bind, bind_mstp, build, serve_mstp, serve_router,
+};
+use trellis_bip::BipConfig;
 use trellis_mstp::MstpConfig;
 use trellis_mstp::sim::timing::{Percentiles, Timings};
 use trellis_mstp::sim::{Line, LineConfig, LineFrame};
@@ -112,6 +124,9 @@ pub struct MstpStep {
     pub work_dir: PathBuf,
     /// Write the line's capture (pcap, linktype 165) here.
     pub capture: Option<PathBuf>,
+    /// The requests come over B/IP through Trellis's router, whose MS/TP
+    /// port is the requesting station.
+    pub routed: bool,
 }
 
 /// Run one step; its JSON line.
@@ -134,13 +149,33 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
         max_in_flight_per_peer: step.in_flight.max(1),
         ..TsmConfig::default()
     };
-    let client = Arc::new(Client::bind_mstp(port(&line, CLIENT_MAC, step), tsm).await?);
+    let (client, device, router) = if step.routed {
+        // The router's MS/TP port takes the client's place on the line.
+        let trunk = bind_mstp(port(&line, CLIENT_MAC, step)).context("open the router's MS/TP port")?;
+        let ip = bind(&BipConfig::new(Ipv4Addr::LOCALHOST, 0)).context("bind the router's B/IP port")?;
+        let router_addr = ip.local_addr();
+        let node = RouterNode::<PluginModel> {
+            ports: vec![RouterBipPort { port: ip, network: 1, device: None, routes: RoutingView::default() }],
+            mstp_ports: vec![RouterMstpPort { port: trunk, network: 2, routes: RoutingView::default() }],
+            bip6_ports: Vec::new(),
+            virtual_networks: Vec::new(),
+            counters: Default::default(),
+            policy: None,
+        };
+        let router = tokio::spawn(serve_router(node));
+        let config = ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..ClientConfig::default() };
+        let client = Arc::new(Client::bind(config).await?);
+        let device = DeviceAddress { link: router_addr, remote: Some(RemoteStation { net: 2, mac: vec![SERVER_MAC] }) };
+        (client, device, Some(router))
+    } else {
+        let client = Arc::new(Client::bind_mstp(port(&line, CLIENT_MAC, step), tsm).await?);
+        (client, DeviceAddress::mstp(SERVER_MAC), None)
+    };
 
     // Readers keep `in_flight` requests queued until told to stop.
     let stop = Arc::new(AtomicBool::new(false));
     let failures = Arc::new(AtomicU64::new(0));
     let (object, property) = step.reply.target();
-    let device = DeviceAddress::mstp(SERVER_MAC);
     let mut readers = Vec::new();
     for _ in 0..step.in_flight.max(1) {
         let (client, stop, failures, device) = (client.clone(), stop.clone(), failures.clone(), device.clone());
@@ -170,6 +205,10 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
         }
     }
     drop(client);
+    if let Some(router) = router {
+        router.abort();
+        let _ = router.await;
+    }
     server.abort();
     let _ = server.await;
     line.flush()?;
@@ -179,7 +218,7 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
     let stats = line.stats();
     let limit = measured.limit(step);
     let line = JsonLine::new()
-        .put("scenario", json!("mstp"))
+        .put("scenario", json!(if step.routed { "mstp-routed" } else { "mstp" }))
         .put("reply", json!(step.reply.name()))
         .put("baud", json!(step.baud))
         .put("max_info_frames", json!(step.max_info_frames))
@@ -323,6 +362,7 @@ mod tests {
             warmup: Duration::ZERO,
             work_dir: PathBuf::new(),
             capture: None,
+            routed: false,
         };
         assert!((m.limit(&step(115_200)) - 137.1).abs() < 0.1, "{}", m.limit(&step(115_200)));
         assert!((m.limit(&step(9_600)) - 11.43).abs() < 0.01, "{}", m.limit(&step(9_600)));

@@ -239,6 +239,10 @@ struct MstpArgs {
     /// Keep each step's line capture (pcap, linktype 165) in DIR.
     #[arg(long)]
     capture_dir: Option<PathBuf>,
+    /// Read over B/IP through Trellis's router, whose MS/TP port is the
+    /// requesting station on the line (JSON scenario `mstp-routed`).
+    #[arg(long)]
+    routed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -562,7 +566,11 @@ fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
                     duration: Duration::from_secs_f64(a.step_secs).max(exchange * a.exchanges),
                     warmup: Duration::from_millis(a.warmup_ms),
                     work_dir: work_dir.clone(),
-                    capture: a.capture_dir.as_ref().map(|d| d.join(format!("mstp-{}-{baud}.pcap", reply.name()))),
+                    capture: a.capture_dir.as_ref().map(|d| {
+                        let routed = if a.routed { "-routed" } else { "" };
+                        d.join(format!("mstp{routed}-{}-{baud}.pcap", reply.name()))
+                    }),
+                    routed: a.routed,
                 };
                 let line = mstp::run_step(&step)?;
                 eprintln!("stress-test: {line}");
