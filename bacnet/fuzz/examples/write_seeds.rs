@@ -174,9 +174,20 @@ fn main() {
         mut router,
         mut bbmd,
         mut bvll6,
-    ] = std::array::from_fn::<Corpus, 11, _>(|_| Corpus::default());
+        mut bbmd6,
+    ] = std::array::from_fn::<Corpus, 12, _>(|_| Corpus::default());
     for (name, seed) in bvll6_messages() {
-        bvll6.add(name, name, seed);
+        bvll6.add(name, name, seed.clone());
+    }
+    // IPv6 BBMD: a registration from an allowed foreign device, then each
+    // BVLL6 seed from it, from a peer, and over the link's group.
+    let register6 = hex("82090009 000009 003c");
+    for (name, b) in bvll6_messages() {
+        let Ok(len) = u8::try_from(b.len()) else { continue };
+        for (who, source) in [("fd", 0x89u8), ("peer", 0x01), ("link", 0x47)] {
+            let seed = [&[0x89, 0, register6.len() as u8][..], &register6, &[source, 1, len], &b].concat();
+            bbmd6.add(format!("{name}-{who}"), &format!("{name}-from-{who}"), seed);
+        }
     }
 
     for (name, scenario) in bacnet_fuzz::segmentation::seed_scenarios() {
@@ -293,6 +304,7 @@ fn main() {
         ("router", router),
         ("bbmd", bbmd),
         ("bvll6", bvll6),
+        ("bbmd6", bbmd6),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }

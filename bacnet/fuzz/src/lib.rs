@@ -276,6 +276,50 @@ pub fn check_bbmd(data: &[u8]) {
     }
 }
 
+/// The IPv6 BBMD (`bacnet::bbmd6`) fed a sequence of datagrams: each input
+/// is chunks of `[source, seconds, length, BVLL…]` from 2001:db8::x or
+/// 2001:db8:f::x (only the latter may register), bit 0x40 of `source`
+/// saying it came over the link's multicast group, time moving on by
+/// `seconds`. Nothing panics; one datagram never makes more than one copy
+/// per peer, one to the group, one per foreign device and an answer; the
+/// FDT never holds more than its bound; every datagram sent decodes.
+pub fn check_bbmd6(data: &[u8]) {
+    use bacnet::bbmd6::{Bbmd6, Bbmd6Config};
+    use bacnet::bvll6::Bvll6;
+    use core::net::{Ipv6Addr, SocketAddrV6};
+    const MAX_FD: usize = 4;
+    let at = |segments: [u16; 8]| {
+        let s = segments;
+        SocketAddrV6::new(Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]), 47808, 0, 0)
+    };
+    let us = at([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]);
+    let peers = vec![us, at([0x2001, 0xdb8, 1, 0, 0, 0, 0, 1]), at([0x2001, 0xdb8, 2, 0, 0, 0, 0, 1])];
+    let mut config = Bbmd6Config::new(us, [0, 0, 1], at([0xff02, 0, 0, 0, 0, 0, 0, 0xbac0]), peers);
+    config.foreign_devices = vec![(Ipv6Addr::new(0x2001, 0xdb8, 0xf, 0, 0, 0, 0, 0), 48)];
+    config.max_foreign_devices = MAX_FD;
+    let mut bbmd = Bbmd6::new(config);
+    let mut rest = data;
+    let mut now = core::time::Duration::ZERO;
+    while let [source, seconds, len, tail @ ..] = rest {
+        let n = (*len as usize).min(tail.len());
+        let (datagram, next) = tail.split_at(n);
+        rest = next;
+        now += core::time::Duration::from_secs(u64::from(*seconds % 64));
+        let net = if source & 0x80 != 0 { 0xf } else { u16::from(source & 0x03) };
+        let from = at([0x2001, 0xdb8, net, 0, 0, 0, 0, u16::from(source & 0x3F)]);
+        if let Ok(msg) = Bvll6::decode(datagram) {
+            let _ = bbmd.handle_bvll(now, from, &msg, source & 0x40 != 0);
+        }
+        let mut sent = 0;
+        while let Some(d) = bbmd.poll_transmit() {
+            sent += 1;
+            Bvll6::decode(&d.bvll).unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
+        }
+        assert!(sent <= 2 + 1 + MAX_FD + 1, "{sent} datagrams for one received");
+        assert!(bbmd.fdt(now).len() <= MAX_FD);
+    }
+}
+
 /// One service body through codec `T`.
 pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
     round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
@@ -415,6 +459,7 @@ mod tests {
         ("router", check_router),
         ("bbmd", check_bbmd),
         ("bvll6", check_bvll6),
+        ("bbmd6", check_bbmd6),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),
