@@ -371,6 +371,75 @@ pub struct Bip6Section {
     pub interface: u32,
     /// The VMAC, as a device instance (a router port's; a device's is its instance).
     pub vmac_instance: Option<u32>,
+    /// Broadcast to (and join) the site-local group FF05::BAC0 instead of
+    /// the link-local FF02::BAC0 (Annex U.3).
+    #[serde(default)]
+    pub site_group: bool,
+    /// Make the port a BACnet/IPv6 BBMD (Annex U.4).
+    pub bbmd: Option<Bbmd6Section>,
+}
+
+/// `bbmd = { … }` in a `bip6 = { … }`: the port is a BACnet/IPv6 BBMD,
+/// hardened as the IPv4 one (there is no BDT to write over IPv6).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Bbmd6Section {
+    /// The peer BBMDs: `[IPV6]:PORT`.
+    #[serde(default)]
+    pub peers: Vec<String>,
+    /// Networks (`IPV6/PREFIX`) whose hosts may register as foreign
+    /// devices; none by default.
+    #[serde(default)]
+    pub foreign_devices: Vec<String>,
+    /// Foreign devices registered at once (default 128).
+    pub max_foreign_devices: Option<usize>,
+    /// The longest time-to-live granted, in seconds (default 3600).
+    pub max_ttl: Option<u16>,
+    /// Management requests per second one source address may make (default 10).
+    pub requests_per_second: Option<u32>,
+    /// And at once (default 20).
+    pub request_burst: Option<u32>,
+}
+
+impl Bbmd6Section {
+    /// The peers, parsed.
+    pub fn peers(&self) -> anyhow::Result<Vec<std::net::SocketAddrV6>> {
+        self.peers
+            .iter()
+            .map(|p| p.parse().map_err(|_| anyhow::anyhow!("bbmd.peers: {p:?} is not [IPV6]:PORT")))
+            .collect()
+    }
+
+    /// Apply the rest to a BBMD's settings.
+    pub fn apply(&self, c: &mut bacnet::bbmd6::Bbmd6Config) -> anyhow::Result<()> {
+        for net in &self.foreign_devices {
+            let (ip, prefix) = net.split_once('/').unwrap_or((net, "128"));
+            let ip: std::net::Ipv6Addr =
+                ip.parse().map_err(|_| anyhow::anyhow!("bbmd.foreign_devices: {net:?} is not IPV6/PREFIX"))?;
+            let prefix: u8 = prefix
+                .parse()
+                .ok()
+                .filter(|p| *p <= 128)
+                .ok_or_else(|| anyhow::anyhow!("bbmd.foreign_devices: {net:?}: the prefix must be 0..=128"))?;
+            c.foreign_devices.push((ip, prefix));
+        }
+        c.max_foreign_devices = self.max_foreign_devices.unwrap_or(c.max_foreign_devices);
+        c.max_ttl = self.max_ttl.unwrap_or(c.max_ttl);
+        c.requests_per_second = self.requests_per_second.unwrap_or(c.requests_per_second);
+        c.request_burst = self.request_burst.unwrap_or(c.request_burst);
+        anyhow::ensure!(c.request_burst >= 1, "bbmd.request_burst must be at least 1");
+        Ok(())
+    }
+}
+
+impl Bip6Section {
+    /// Its `bbmd`, if any, parses.
+    pub fn check_bbmd(&self) -> anyhow::Result<()> {
+        let Some(b) = &self.bbmd else { return Ok(()) };
+        let here = std::net::SocketAddrV6::new(self.bind, self.port, 0, 0);
+        let mut c = bacnet::bbmd6::Bbmd6Config::new(here, [0; 3], here, b.peers()?);
+        b.apply(&mut c)
+    }
 }
 
 fn default_bind6() -> std::net::Ipv6Addr {
@@ -667,6 +736,7 @@ impl Config {
                         b.bind,
                         b.port
                     );
+                    b.check_bbmd().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
                     continue;
                 }
                 if let Some(m) = &p.mstp {
@@ -747,6 +817,7 @@ impl Config {
                 continue;
             }
             if let Some(b) = &d.bip6 {
+                b.check_bbmd().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
                 anyhow::ensure!(
                     d.mstp.is_none() && d.virtual_network.is_none() && d.bbmd.is_none(),
                     "device {n}: a BACnet/IPv6 device has no mstp, virtual_network or (IPv4) bbmd"

@@ -8,7 +8,14 @@ use alloc::vec;
 const fn addr(segments: [u16; 8], port: u16) -> SocketAddrV6 {
     SocketAddrV6::new(
         Ipv6Addr::new(
-            segments[0], segments[1], segments[2], segments[3], segments[4], segments[5], segments[6], segments[7],
+            segments[0],
+            segments[1],
+            segments[2],
+            segments[3],
+            segments[4],
+            segments[5],
+            segments[6],
+            segments[7],
         ),
         port,
         0,

@@ -217,6 +217,33 @@ impl Client {
         }
     }
 
+    /// Register this BACnet/IPv6 client as a foreign device of the BBMD at
+    /// `bbmd` (Annex U.4), waiting up to the APDU timeout for its answer;
+    /// renewed at half `ttl` while the client lives. From then on its
+    /// broadcasts (Who-Is, Who-Has) go to the BBMD as
+    /// Distribute-Broadcast-To-Network and the BBMD's forwarded broadcasts
+    /// (I-Am, I-Have) come back. Only on a client from [`Client::bind_bip6`].
+    pub async fn register_bip6_foreign_device(&self, bbmd: std::net::SocketAddrV6, ttl: u16) -> std::io::Result<()> {
+        let Some(port) = self.bip6.clone() else {
+            return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "not a BACnet/IPv6 client"));
+        };
+        port.register_foreign_device(bbmd, ttl, self.tsm.apdu_timeout).await?;
+        let client = self.commands.downgrade();
+        let every = std::time::Duration::from_secs((u64::from(ttl.max(2)) / 2).min(1800));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if client.upgrade().is_none() {
+                    return;
+                }
+                if let Err(e) = port.register_foreign_device(bbmd, ttl, std::time::Duration::from_secs(5)).await {
+                    tracing::warn!(%bbmd, error = %e, "foreign-device renewal failed");
+                }
+            }
+        });
+        Ok(())
+    }
+
     fn start(
         link: Link,
         received: mpsc::Receiver<trellis_bip::Received>,

@@ -31,6 +31,17 @@ impl Bip6Port {
         self.handle.vmac()
     }
 
+    /// Make the port a BBMD (Annex U.4) with `peers`, `configure` setting
+    /// the rest (foreign devices, bounds); the port's address, VMAC and
+    /// group are its own.
+    pub fn enable_bbmd(
+        &mut self,
+        peers: Vec<std::net::SocketAddrV6>,
+        configure: impl FnOnce(&mut bacnet::bbmd6::Bbmd6Config),
+    ) -> Arc<trellis_bip6::PortBbmd6> {
+        trellis_bip6::enable_bbmd(&mut self.handle, &mut self.driver, peers, configure)
+    }
+
     pub(super) fn into_parts(self) -> (Bip6Handle, Bip6Driver) {
         (self.handle, self.driver)
     }

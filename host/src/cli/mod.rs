@@ -85,6 +85,10 @@ pub struct GlobalArgs {
     /// such as loopback. Repeatable.
     #[arg(long, global = true, value_name = "[IP]:PORT")]
     pub ipv6_peer: Vec<std::net::SocketAddrV6>,
+    /// On --ipv6: register as a foreign device with this BACnet/IPv6 BBMD
+    /// (`[IP]:PORT`) and send broadcasts through it (--ttl applies).
+    #[arg(long, global = true, value_name = "[IP]:PORT")]
+    pub bbmd6: Option<std::net::SocketAddrV6>,
     /// Our VMAC on --ipv6, as a device instance (default: one from the process ID).
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(0..=4_194_303))]
     pub vmac_instance: Option<u32>,
@@ -250,6 +254,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::SimLine(a) = command {
         return simline::run(a).await;
     }
+    if g.bbmd6.is_some() && g.ipv6.is_none() {
+        return Err(Failure::usage("--bbmd6 needs --ipv6 (the address to talk BACnet/IPv6 from)"));
+    }
     let client = if let Some(ip) = g.ipv6 {
         let instance = g.vmac_instance.unwrap_or(0x3F_0000 | (std::process::id() & 0xFFFF));
         let port = trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance);
@@ -262,6 +269,12 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
                 .await
                 .map_err(|e| Failure { code: exit::TIMEOUT, message: format!("--ipv6-peer {peer}: {e}") })?;
             eprintln!("trellis: {peer} is {d}");
+        }
+        if let Some(bbmd) = g.bbmd6 {
+            client
+                .register_bip6_foreign_device(bbmd, g.ttl)
+                .await
+                .map_err(|e| Failure { code: exit::OTHER, message: format!("--bbmd6 {bbmd}: {e}") })?;
         }
         client
     } else if let Some(path) = &g.mstp {

@@ -124,11 +124,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 (_, Some(b)) => {
                     let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, d.instance.unwrap_or_default());
                     config.interface = b.interface;
+                    config.site_group = b.site_group;
                     let _in_shard = shard.enter();
-                    Port::Bip6(
-                        crate::server::bind_bip6(&config)
-                            .with_context(|| format!("device {}: BACnet/IPv6 [{}]:{}", i + 1, b.bind, b.port))?,
-                    )
+                    let mut port = crate::server::bind_bip6(&config)
+                        .with_context(|| format!("device {}: BACnet/IPv6 [{}]:{}", i + 1, b.bind, b.port))?;
+                    if let Some(bbmd) = &b.bbmd {
+                        enable_bbmd6(&mut port, bbmd).with_context(|| format!("device {}", i + 1))?;
+                    }
+                    Port::Bip6(port)
                 }
                 (Some(m), None) => {
                     Port::Mstp(Box::new(bind_mstp(m.port_config()).with_context(|| format!("device {}", i + 1))?))
@@ -228,10 +231,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 let instance = b.vmac_instance.unwrap_or(0x3F_0000 + u32::from(p.network));
                 let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, instance);
                 config.interface = b.interface;
-                let port = {
+                config.site_group = b.site_group;
+                let mut port = {
                     let _in_shard = shard.enter();
                     crate::server::bind_bip6(&config).with_context(|| format!("router port [{}]:{}", b.bind, b.port))?
                 };
+                if let Some(bbmd) = &b.bbmd {
+                    enable_bbmd6(&mut port, bbmd).with_context(|| format!("router port [{}]:{}", b.bind, b.port))?;
+                }
                 let v = port.vmac();
                 eprintln!(
                     "trellis: router: network {} on BACnet/IPv6 {} (VMAC {:02x}{:02x}{:02x})",
@@ -370,6 +377,27 @@ fn pool_for(config: &Config) -> crate::plugin::PoolConfig {
         max_instances: default.max_instances.max(u32::try_from(plugins * 2 + 4).unwrap_or(u32::MAX)),
         limits: crate::plugin::Limits { memory_bytes: default.limits.memory_bytes.max(largest), ..default.limits },
     }
+}
+
+/// Make a bound BACnet/IPv6 port a BBMD as `section` says, and say so.
+fn enable_bbmd6(port: &mut crate::server::Bip6Port, section: &crate::config::Bbmd6Section) -> anyhow::Result<()> {
+    let peers = section.peers()?;
+    let mut problem = None;
+    let bbmd = port.enable_bbmd(peers, |c| problem = section.apply(c).err());
+    if let Some(e) = problem {
+        return Err(e);
+    }
+    eprintln!(
+        "trellis: BACnet/IPv6 BBMD on {} with {} peers; foreign devices {}",
+        port.local_addr(),
+        bbmd.peers().len(),
+        if section.foreign_devices.is_empty() {
+            "refused (no foreign_devices networks)".to_string()
+        } else {
+            format!("from {}", section.foreign_devices.join(", "))
+        }
+    );
+    Ok(())
 }
 
 /// Make a bound B/IP port a BBMD as `section` says, and say so.

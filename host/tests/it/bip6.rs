@@ -121,3 +121,48 @@ fn the_router_routes_between_ipv6_and_the_rest() {
     assert!(o.status.success() && text.contains("device,300"), "{text}");
     drop(gateway);
 }
+
+/// Two IPv6 BBMDs, peers (`examples/ipv6-bbmd.toml`), and our CLI as a
+/// foreign device of the second:
+///
+/// ```text
+/// CLI ──Register-Foreign-Device──▶ BBMD B ──Result: success──▶ CLI
+/// CLI ──Distribute-Broadcast-To-Network (Who-Is)──▶ BBMD B ──up──▶ device 602 ──I-Am──▶ B ──Forwarded-NPDU──▶ CLI
+///                                                  └──Forwarded-NPDU──▶ BBMD A ──up──▶ device 601 ──I-Am──▶ A ──▶ B ──▶ CLI
+/// ```
+#[test]
+fn a_foreign_device_finds_the_devices_behind_two_ipv6_bbmds_and_a_stranger_is_refused() {
+    let scratch = Scratch::new("bip6", "bbmd");
+    let (a, b) = (free_port(), free_port());
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/ipv6-bbmd.toml"))
+        .unwrap()
+        .replace("47808", &a.to_string())
+        .replace("47809", &b.to_string());
+    let path = scratch.path("ipv6-bbmd.toml");
+    std::fs::write(&path, text).unwrap();
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    assert!(gateway.log().contains("BACnet/IPv6 BBMD on"), "{}", gateway.log());
+    let cli = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trellis")).args(args).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        (o.status.success(), text)
+    };
+    let bbmd = format!("[::1]:{b}");
+    let (ok, found) = cli(&["--ipv6", "::1", "--port", "0", "--bbmd6", &bbmd, "whois", "--wait", "2"]);
+    assert!(ok, "{found}\ngateway:\n{}", gateway.log());
+    assert!(
+        found.contains("bip6:000259") && found.contains("bip6:00025a"),
+        "both devices (601, 602), one through the peer BBMD: {found}"
+    );
+    drop(gateway);
+
+    // The same BBMDs accepting foreign devices from elsewhere only.
+    let text = std::fs::read_to_string(&path).unwrap().replace("::1/128", "2001:db8::/32");
+    std::fs::write(&path, text).unwrap();
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let (ok, said) = cli(&["--ipv6", "::1", "--port", "0", "--bbmd6", &bbmd, "whois", "--wait", "1"]);
+    assert!(!ok && said.contains("refused the foreign-device registration"), "{said}");
+    drop(gateway);
+}

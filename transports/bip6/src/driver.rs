@@ -19,6 +19,18 @@ pub struct Bip6Stats {
     pub resolutions: AtomicU64,
     /// Messages from another station using our VMAC.
     pub duplicate_vmac: AtomicU64,
+    /// BVLC-Results received.
+    pub results: AtomicU64,
+    /// The last BVLC-Result's code plus one (0: none yet).
+    pub last_result: AtomicU64,
+    last_result_from: std::sync::Mutex<Option<SocketAddrV6>>,
+}
+
+impl Bip6Stats {
+    /// Who sent the last BVLC-Result.
+    pub fn last_result_from(&self) -> Option<SocketAddrV6> {
+        *self.last_result_from.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// One NPDU handed up, borrowed from the receive buffer.
@@ -41,11 +53,19 @@ pub struct Bip6Driver {
     table: VmacTable,
     stats: Arc<Bip6Stats>,
     buf: Box<[u8]>,
+    /// The port's BBMD, when it is one (see [`crate::enable_bbmd`]).
+    pub(crate) bbmd: Option<Arc<crate::PortBbmd6>>,
 }
 
 impl Bip6Driver {
-    pub(crate) fn new(socket: Arc<UdpSocket>, local: SocketAddrV6, vmac: Vmac, table: VmacTable) -> Self {
-        Bip6Driver { socket, local, vmac, table, stats: Arc::default(), buf: vec![0; 65536].into_boxed_slice() }
+    pub(crate) fn new(
+        socket: Arc<UdpSocket>,
+        local: SocketAddrV6,
+        vmac: Vmac,
+        table: VmacTable,
+        stats: Arc<Bip6Stats>,
+    ) -> Self {
+        Bip6Driver { socket, local, vmac, table, stats, buf: vec![0; 65536].into_boxed_slice(), bbmd: None }
     }
 
     /// The driver's counters.
@@ -90,7 +110,10 @@ impl Bip6Driver {
                 self.stats.malformed.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
-            let up = classify(&self.socket, self.vmac, &self.table, &self.stats, from, msg);
+            let up = match &self.bbmd {
+                Some(bbmd) => with_bbmd(bbmd, &self.socket, self.local, self.vmac, &self.table, &self.stats, from, msg),
+                None => classify(&self.socket, self.vmac, &self.table, &self.stats, from, msg),
+            };
             if let Some(up) = up {
                 self.stats.npdus.fetch_add(1, Ordering::Relaxed);
                 each(up);
@@ -98,6 +121,58 @@ impl Bip6Driver {
         }
         read
     }
+}
+
+/// On a BBMD: the BBMD sees every message; a broadcast from our link is
+/// forwarded and goes up, a peer's Forwarded-NPDU and a foreign device's
+/// Distribute-Broadcast-To-Network go up when the BBMD accepts them, and
+/// registrations are the BBMD's to answer. Everything else is as on any
+/// port.
+#[allow(clippy::too_many_arguments)]
+fn with_bbmd<'a>(
+    bbmd: &crate::PortBbmd6,
+    socket: &UdpSocket,
+    local: SocketAddrV6,
+    ours: Vmac,
+    table: &VmacTable,
+    stats: &Bip6Stats,
+    from: SocketAddrV6,
+    msg: Bvll6<'a>,
+) -> Option<Inbound<'a>> {
+    match msg {
+        Bvll6::ForwardedNpdu { .. }
+        | Bvll6::DistributeBroadcastToNetwork { .. }
+        | Bvll6::RegisterForeignDevice { .. }
+        | Bvll6::DeleteForeignDeviceTableEntry { .. } => {
+            if msg.source() == Some(ours) {
+                return None;
+            }
+            // One socket hears unicasts and the group alike: a Forwarded-NPDU
+            // from a non-peer counts as our link's rebroadcast only when it
+            // comes from our own /64.
+            let over_group = same_prefix(from, local);
+            let up = bbmd.with(socket, |b, now| b.handle_bvll(now, from, &msg, over_group));
+            if let (Some(source), Bvll6::ForwardedNpdu { original_source, .. }) = (msg.source(), msg) {
+                learn(table, source, original_source);
+            } else if let Some(source) = msg.source() {
+                learn(table, source, from);
+            }
+            up.map(|u| Inbound { source: u.source, npdu: u.npdu, broadcast: true })
+        }
+        Bvll6::OriginalBroadcastNpdu { .. } => {
+            let up = classify(socket, ours, table, stats, from, msg);
+            if up.is_some() {
+                bbmd.with(socket, |b, now| b.handle_bvll(now, from, &msg, true));
+            }
+            up
+        }
+        _ => classify(socket, ours, table, stats, from, msg),
+    }
+}
+
+/// Whether `a` and `b` share their first 64 bits.
+fn same_prefix(a: SocketAddrV6, b: SocketAddrV6) -> bool {
+    u128::from(*a.ip()) >> 64 == u128::from(*b.ip()) >> 64
 }
 
 /// Learn, answer, and say what goes up.
@@ -154,6 +229,12 @@ fn classify<'a>(
         }
         Bvll6::DistributeBroadcastToNetwork { .. } => {
             answer(Bvll6::Result { source: ours, code: bacnet::bvll6::result::DISTRIBUTE_BROADCAST_TO_NETWORK_NAK });
+            None
+        }
+        Bvll6::Result { code, .. } => {
+            stats.last_result.store(u64::from(code) + 1, Ordering::Relaxed);
+            *stats.last_result_from.lock().unwrap_or_else(PoisonError::into_inner) = Some(from);
+            stats.results.fetch_add(1, Ordering::Relaxed);
             None
         }
         _ => None,

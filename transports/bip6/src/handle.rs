@@ -1,9 +1,11 @@
 //! Sending side of a BACnet/IPv6 port.
 
-use crate::VmacTable;
-use bacnet::bvll6::{Bvll6, Vmac};
+use crate::{Bip6Stats, PortBbmd6, VmacTable};
+use bacnet::bvll6::{Bvll6, Vmac, result};
 use std::net::SocketAddrV6;
-use std::sync::{Arc, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, PoisonError};
+use std::time::Duration;
 use tokio::net::UdpSocket;
 
 /// Sends NPDUs; cheap to clone.
@@ -14,6 +16,11 @@ pub struct Bip6Handle {
     vmac: Vmac,
     group: SocketAddrV6,
     table: VmacTable,
+    /// The port's BBMD, when it is one (see [`crate::enable_bbmd`]).
+    pub(crate) bbmd: Option<Arc<PortBbmd6>>,
+    /// The BBMD this port is a foreign device of, once registered.
+    foreign: Arc<OnceLock<SocketAddrV6>>,
+    stats: Arc<Bip6Stats>,
 }
 
 impl Bip6Handle {
@@ -23,8 +30,51 @@ impl Bip6Handle {
         vmac: Vmac,
         group: SocketAddrV6,
         table: VmacTable,
+        stats: Arc<Bip6Stats>,
     ) -> Self {
-        Bip6Handle { socket, local, vmac, group, table }
+        Bip6Handle { socket, local, vmac, group, table, bbmd: None, foreign: Arc::default(), stats }
+    }
+
+    /// The multicast group broadcasts go to.
+    pub fn group(&self) -> SocketAddrV6 {
+        self.group
+    }
+
+    /// Register as a foreign device of the BBMD at `bbmd` for `ttl`
+    /// seconds and wait up to `within` for its BVLC-Result (the port's
+    /// driver must be draining meanwhile). From the first success on, the
+    /// port's broadcasts go to that BBMD as Distribute-Broadcast-To-Network;
+    /// renew with the same call before the TTL runs out.
+    pub async fn register_foreign_device(&self, bbmd: SocketAddrV6, ttl: u16, within: Duration) -> std::io::Result<()> {
+        let before = self.stats.results.load(Ordering::Relaxed);
+        self.send_to(bbmd, Bvll6::RegisterForeignDevice { source: self.vmac, ttl }).await?;
+        let deadline = tokio::time::Instant::now() + within;
+        while tokio::time::Instant::now() < deadline {
+            if self.stats.results.load(Ordering::Relaxed) > before && self.stats.last_result_from() == Some(bbmd) {
+                let code = self.stats.last_result.load(Ordering::Relaxed).saturating_sub(1) as u16;
+                if code == result::SUCCESSFUL_COMPLETION {
+                    let _ = self.foreign.set(bbmd);
+                    return Ok(());
+                }
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionRefused,
+                    format!("the BBMD at {bbmd} refused the foreign-device registration (BVLC-Result 0x{code:04x})"),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "the BBMD at {bbmd} did not answer the foreign-device registration within {} ms",
+                within.as_millis()
+            ),
+        ))
+    }
+
+    /// The BBMD this port is registered with, if any.
+    pub fn foreign_device_of(&self) -> Option<SocketAddrV6> {
+        self.foreign.get().copied()
     }
 
     /// Our address.
@@ -64,8 +114,16 @@ impl Bip6Handle {
         self.send_to(to, Bvll6::OriginalUnicastNpdu { source: self.vmac, destination: vmac, npdu }).await
     }
 
-    /// Send an NPDU to every station (the multicast group).
+    /// Send an NPDU to every station: to the multicast group (and, on a
+    /// BBMD, to its peers and foreign devices), or, on a foreign device, to
+    /// its BBMD as Distribute-Broadcast-To-Network.
     pub async fn send_broadcast(&self, npdu: &[u8]) -> std::io::Result<()> {
+        if let Some(bbmd) = self.foreign.get() {
+            return self.send_to(*bbmd, Bvll6::DistributeBroadcastToNetwork { source: self.vmac, npdu }).await;
+        }
+        if let Some(bbmd) = &self.bbmd {
+            bbmd.with(&self.socket, |b, now| b.handle_local_broadcast(now, npdu));
+        }
         self.send_to(self.group, Bvll6::OriginalBroadcastNpdu { source: self.vmac, npdu }).await
     }
 

@@ -13,20 +13,25 @@
 //! VMAC.
 //!
 //! Broadcasts go to the link-local group FF02::BAC0 on the configured
-//! interface (Annex U.3); on `lo`, which has no multicast route, joining
-//! fails and is logged: unicast still works, so do directed Who-Is and
-//! Virtual-Address-Resolution.
+//! interface (Annex U.3), or the site-local FF05::BAC0
+//! ([`Bip6Config::site_group`]); on `lo`, which has no multicast route,
+//! joining fails and is logged: unicast still works, so do directed Who-Is
+//! and Virtual-Address-Resolution.
 //!
-//! Not yet: BBMD and foreign-device registration over IPv6, the site-local
-//! group FF05::BAC0.
+//! A port can be a BBMD ([`enable_bbmd`], `bbmd`: the core's
+//! [`bacnet::bbmd6::Bbmd6`] behind a lock), and a port can be a foreign
+//! device of a BBMD ([`Bip6Handle::register_foreign_device`]: its
+//! broadcasts then go to the BBMD as Distribute-Broadcast-To-Network).
 //!
 //! Must never: block on a send from the receiving side (answers to
 //! resolution requests go without waiting, dropped when the buffer is
 //! full), or keep more than [`MAX_VMACS`] table entries.
 
+mod bbmd;
 mod driver;
 mod handle;
 
+pub use bbmd::PortBbmd6;
 pub use driver::{Bip6Driver, Bip6Stats, Inbound};
 pub use handle::Bip6Handle;
 
@@ -41,6 +46,8 @@ use tokio::net::UdpSocket;
 pub const DEFAULT_PORT: u16 = 47808;
 /// The link-local BACnet multicast group (Annex U.3).
 pub const LINK_LOCAL_GROUP: Ipv6Addr = Ipv6Addr::new(0xFF02, 0, 0, 0, 0, 0, 0, 0xBAC0);
+/// The site-local BACnet multicast group (Annex U.3).
+pub const SITE_LOCAL_GROUP: Ipv6Addr = Ipv6Addr::new(0xFF05, 0, 0, 0, 0, 0, 0, 0xBAC0);
 /// VMACs remembered at most; beyond, the oldest-learned is forgotten.
 pub const MAX_VMACS: usize = 4096;
 
@@ -51,6 +58,9 @@ pub struct Bip6Config {
     pub bind: SocketAddrV6,
     /// Our VMAC.
     pub vmac: Vmac,
+    /// Broadcast to (and join) the site-local group FF05::BAC0 instead of
+    /// the link-local FF02::BAC0.
+    pub site_group: bool,
     /// The interface index multicasts go out of and are joined on (0: the
     /// system's choice).
     pub interface: u32,
@@ -62,6 +72,7 @@ impl Bip6Config {
         Bip6Config {
             bind: SocketAddrV6::new(ip, port, 0, 0),
             vmac: bacnet::bvll6::vmac_of_instance(instance),
+            site_group: false,
             interface: 0,
         }
     }
@@ -70,6 +81,26 @@ impl Bip6Config {
 /// The VMAC table a port's two halves share.
 pub(crate) type VmacTable = Arc<Mutex<HashMap<Vmac, SocketAddrV6>>>;
 
+/// Make the port a BBMD (Annex U.4): from now on its receiving side hands
+/// every BVLL message to the BBMD, which forwards broadcasts to its peers
+/// and foreign devices and answers registrations instead of the plain
+/// node's NAKs, and its sending side has the BBMD forward the node's own
+/// broadcasts. The configuration's `local`, `vmac` and `group` are the
+/// port's. Returns the BBMD, for its table and counters.
+pub fn enable_bbmd(
+    handle: &mut Bip6Handle,
+    driver: &mut Bip6Driver,
+    peers: Vec<SocketAddrV6>,
+    configure: impl FnOnce(&mut bacnet::bbmd6::Bbmd6Config),
+) -> Arc<PortBbmd6> {
+    let mut config = bacnet::bbmd6::Bbmd6Config::new(handle.local_addr(), handle.vmac(), handle.group(), peers);
+    configure(&mut config);
+    let bbmd = Arc::new(PortBbmd6::new(config));
+    handle.bbmd = Some(bbmd.clone());
+    driver.bbmd = Some(bbmd.clone());
+    bbmd
+}
+
 /// Open the port.
 pub fn bind(config: &Bip6Config) -> std::io::Result<(Bip6Handle, Bip6Driver)> {
     let s = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
@@ -77,10 +108,11 @@ pub fn bind(config: &Bip6Config) -> std::io::Result<(Bip6Handle, Bip6Driver)> {
     s.set_nonblocking(true)?;
     let _ = s.set_recv_buffer_size(1 << 20);
     s.bind(&SocketAddr::V6(config.bind).into())?;
-    if let Err(e) = s.join_multicast_v6(&LINK_LOCAL_GROUP, config.interface) {
+    let group_ip = if config.site_group { SITE_LOCAL_GROUP } else { LINK_LOCAL_GROUP };
+    if let Err(e) = s.join_multicast_v6(&group_ip, config.interface) {
         tracing::warn!(
             bind = %config.bind, error = %e,
-            "cannot join the BACnet/IPv6 multicast group FF02::BAC0: broadcasts will not be heard (unicast works)"
+            "cannot join the BACnet/IPv6 multicast group {group_ip}: broadcasts will not be heard (unicast works)"
         );
     }
     let _ = s.set_multicast_if_v6(config.interface);
@@ -90,8 +122,9 @@ pub fn bind(config: &Bip6Config) -> std::io::Result<(Bip6Handle, Bip6Driver)> {
         SocketAddr::V4(_) => unreachable!("bound an IPv6 socket"),
     };
     let table: VmacTable = Arc::default();
-    let group = SocketAddrV6::new(LINK_LOCAL_GROUP, local.port(), 0, config.interface);
-    let handle = Bip6Handle::new(socket.clone(), local, config.vmac, group, table.clone());
-    let driver = Bip6Driver::new(socket, local, config.vmac, table);
+    let group = SocketAddrV6::new(group_ip, local.port(), 0, config.interface);
+    let stats: Arc<Bip6Stats> = Arc::default();
+    let handle = Bip6Handle::new(socket.clone(), local, config.vmac, group, table.clone(), stats.clone());
+    let driver = Bip6Driver::new(socket, local, config.vmac, table, stats);
     Ok((handle, driver))
 }
