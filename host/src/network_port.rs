@@ -8,7 +8,7 @@
 //! has Network_Number 0, quality unknown).
 
 use crate::config::{DeviceSection, MstpSection, RouterSection};
-use crate::server::network_port::{NetworkPort, PortKind, RoutingView};
+use crate::server::network_port::{BbmdView, NetworkPort, PortKind, RoutingView};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use trellis_bip::BipConfig;
@@ -102,7 +102,9 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
                 return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..mstp(m) });
             }
             let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
-            Some(ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view))
+            let mut port = ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view);
+            port.bbmd = p.bbmd.is_some().then(|| routes.bbmd_for(p.network));
+            Some(port)
         })
         .collect();
     for network in routes.virtual_networks() {
@@ -122,6 +124,8 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
 pub struct Routes {
     views: BTreeMap<u16, RoutingView>,
     virtual_networks: Vec<u16>,
+    /// Each B/IP router port's BBMD, set when the port is bound.
+    bbmds: BTreeMap<u16, BbmdView>,
 }
 
 impl Routes {
@@ -132,7 +136,16 @@ impl Routes {
         virtual_networks.dedup();
         let ports = router.iter().flat_map(|r| r.ports.iter().map(|p| p.network));
         let views = ports.chain(virtual_networks.iter().copied()).map(|n| (n, RoutingView::default())).collect();
-        Routes { views, virtual_networks }
+        let bbmds = router
+            .iter()
+            .flat_map(|r| r.ports.iter().filter(|p| p.bbmd.is_some()).map(|p| (p.network, BbmdView::default())))
+            .collect();
+        Routes { views, virtual_networks, bbmds }
+    }
+
+    /// The BBMD view of router port `network` (set once its port is a BBMD).
+    pub fn bbmd_for(&self, network: u16) -> BbmdView {
+        self.bbmds.get(&network).cloned().unwrap_or_default()
     }
 
     /// The view of `network`'s port (a fresh one for a network not routed).

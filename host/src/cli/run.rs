@@ -268,7 +268,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 bind_bip(&bip).with_context(|| format!("router port {}:{}", p.bind, p.port))?
             };
             if let Some(b) = &p.bbmd {
-                enable_bbmd(&mut port, b)?;
+                let _ = routes.bbmd_for(p.network).0.set(enable_bbmd(&mut port, b)?);
             }
             eprintln!("trellis: router: network {} on BACnet/IP {}", p.network, port.local_addr());
             let routes = routes.for_network(p.network);
@@ -502,8 +502,9 @@ async fn start_policy(
         }
         PluginRef::File(path) => {
             let (rules, what) = (rules.clone(), format!("vetting {}", path.display()));
-            let (component, caps) =
-                offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules)).await??;
+            let (component, caps) = offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules))
+                .await?
+                .with_context(|| format!("router policy {}", index + 1))?;
             let mb = u64::from(caps.memory_mb).min(p.memory_mb);
             pc.limits.memory_bytes = (mb as usize) << 20;
             Source::Vetted(component)

@@ -206,4 +206,29 @@ async fn the_network_port_object_shows_the_bbmds_tables() {
     assert_eq!(fdt.0.first(), Some(&bacnet::Element::Context { tag: 0, data: address }), "{fdt}");
     assert_eq!(fdt.0.get(1), Some(&bacnet::Element::Context { tag: 1, data: vec![120] }), "{fdt}");
     drop(gateway);
+
+    // The same on a router port that is a BBMD: the device on it shows the
+    // BBMD on its first Network Port (the router port's own network).
+    let config = format!(
+        "[[router.port]]\nbind = \"127.0.0.1\"\nport = {port}\nnetwork = 1\n\
+         bbmd = {{ foreign_devices = [\"127.0.0.0/8\"] }}\n\n\
+         [[device]]\nbind = \"127.0.0.1\"\nport = {port}\ninstance = 389098\npassword = \"x\"\n\n\
+         [[device]]\nvirtual_network = 2\ninstance = 389097\npassword = \"x\"\n"
+    );
+    let gateway = start(&Scratch::new("bbmd", "router-port"), &config);
+    let accepts = client.read_property(&device, np, P::BBMD_ACCEPT_FD_REGISTRATIONS, None).await;
+    assert_eq!(accepts.unwrap(), Value::Boolean(true).into(), "{}", gateway.log());
+    drop(gateway);
+}
+
+/// The other direction: our CLI registers as a foreign device with
+/// rusty-bacnet's BBMD and finds rusty's device with a Who-Is distributed
+/// through it.
+#[test]
+fn the_cli_as_a_foreign_device_of_rusty_bacnets_bbmd_finds_its_device() {
+    let rusty = crate::peers::Peer::start_with(crate::peers::Kind::RustyBacnet, 4077, &["--bbmd"]);
+    let bbmd = rusty.address.link.to_string();
+    let out = cli(&["--bind", "127.0.0.6", "--port", "0", "--bbmd", &bbmd, "whois", "--wait", "2"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("4077"), "{text}");
 }

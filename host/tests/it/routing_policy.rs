@@ -249,3 +249,21 @@ fn a_hot_swapped_broadcast_guard_keeps_the_stormers_spent_budget_and_status_show
     assert!(String::from_utf8_lossy(&out.stderr).contains("no routing policy 3"), "{out:?}");
     drop(gateway);
 }
+
+#[test]
+fn an_unsigned_policy_file_is_refused_like_any_plugin_file() {
+    let scratch = Scratch::new("routing-policy", "unsigned");
+    let plugin = trellis::plugin::builtin::MISBEHAVE_POLICY_PATH;
+    let config = format!(
+        "[[router.port]]\nbind = \"127.0.0.1\"\nport = {}\nnetwork = 1\n\n\
+         [[router.policy]]\nplugin = \"{plugin}\"\n\n\
+         [[device]]\nvirtual_network = 2\ninstance = 201\nplugin = \"builtin:demo-building\"\npassword = \"x\"\n",
+        free_port()
+    );
+    let path = scratch.path("gateway.toml");
+    std::fs::write(&path, config).unwrap();
+    let Err(log) = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0) else {
+        panic!("an unsigned routing policy loaded without [policy] allow_unsigned");
+    };
+    assert!(log.contains("router policy 1") && log.contains("unsigned"), "{log}");
+}

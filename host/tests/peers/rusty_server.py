@@ -22,6 +22,9 @@ Objects:
   trend-log,1         "tl1" polls Zone Temp present-value once a second
   analog-value,2..N+1 "av2".. (one per --objects)
 
+``--bbmd``: the server is also a BBMD accepting foreign devices (an empty
+BDT: its own row only).
+
 MS/TP (``--mstp PATH --mac N --baud B [--max-master M]``, instead of
 ``--port``): the station runs on a serial device, e.g. one end of a socat
 pty pair. rusty-bacnet 0.14.0's ``BACnetServer(transport="mstp")`` panics in
@@ -44,6 +47,7 @@ import sys
 
 from rusty_bacnet import (
     BACnetServer,
+    Bbmd,
     MstpEndpoint,
     ObjectIdentifier,
     ObjectType,
@@ -66,6 +70,8 @@ async def main() -> int:
                         help="extra analog-value objects av2.. (default 0)")
     parser.add_argument("--segmentation", action="store_true",
                         help="segmented-both (rusty-bacnet's default is no-segmentation)")
+    parser.add_argument("--bbmd", action="store_true",
+                        help="be a BBMD that accepts foreign-device registrations (no peers)")
     args = parser.parse_args()
     if args.mstp is not None:
         return await serve_mstp(args)
@@ -83,6 +89,7 @@ async def main() -> int:
         # Accept ReinitializeDevice with the right password but do nothing.
         on_reinitialize=lambda req: True,
         **({"segmentation_supported": Segmentation.BOTH} if args.segmentation else {}),
+        **({"bbmd": Bbmd(bdt=[], accept_foreign_devices=True)} if args.bbmd else {}),
     )
     server.add_analog_input(1, "Zone Temp", units=62, present_value=72.5)
     server.add_analog_value(1, "av1", units=62, present_value_access="commandable")
