@@ -20,6 +20,7 @@ extern crate alloc;
 pub mod apdu;
 pub mod bbmd;
 pub mod bbmd6;
+pub mod bvlc_sc;
 pub mod bvll;
 pub mod bvll6;
 pub mod codec;

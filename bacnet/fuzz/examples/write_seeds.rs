@@ -175,7 +175,39 @@ fn main() {
         mut bbmd,
         mut bvll6,
         mut bbmd6,
-    ] = std::array::from_fn::<Corpus, 12, _>(|_| Corpus::default());
+        mut bvlc_sc,
+    ] = std::array::from_fn::<Corpus, 13, _>(|_| Corpus::default());
+    // BVLC-SC: one of every message, with and without VMACs and options,
+    // and the malformed ones a node must answer.
+    for (i, m) in [
+        "06 00 1234 021122334455 7e570001020304050607 08090a0b0c0d 0640 05d9",
+        "07 00 1234 02aabbccddee 7e570001020304050607 08090a0b0c0e 0640 05d9",
+        "01 09 0007 02aabbccddee 41 01200ffff0ff 1008",
+        "01 0c 0008 021122334455 02aabbccddee 0120 0c 00 01 00 00 00",
+        "01 04 0009 ffffffffffff 0120ffff00ff 1008",
+        "00 00 0042 06 00",
+        "00 00 0042 06 01 00 0007 0097 6475706c6963617465",
+        "04 00 0001 01 01 0640 05d9",
+        "03 04 0002 021122334455 7773733a2f2f31302e302e302e353a34343433",
+        "02 04 0003 021122334455",
+        "05 00 0004",
+        "08 00 0005",
+        "09 00 0005",
+        "0a 00 0006",
+        "0b 00 0006",
+        "0c 02 0003 7f0005 0400 01 02 03 0555 07 aabb",
+        "01 06 0009 021122334455 49 1008",
+        "01 06 0009 021122334455 bf0003040001 29 0000 1008",
+        "0d 04 0001 021122334455",
+        "01 10 0001 1008",
+        "01 02 0001 a1",
+        "04 00 0001 03 00 0640 05d9",
+    ]
+    .iter()
+    .enumerate()
+    {
+        bvlc_sc.add(format!("sc{i}"), &format!("bvlc-sc-{i}"), hex(m));
+    }
     for (name, seed) in bvll6_messages() {
         bvll6.add(name, name, seed.clone());
     }
@@ -305,6 +337,7 @@ fn main() {
         ("bbmd", bbmd),
         ("bvll6", bvll6),
         ("bbmd6", bbmd6),
+        ("bvlc_sc", bvlc_sc),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }

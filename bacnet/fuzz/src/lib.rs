@@ -320,6 +320,29 @@ pub fn check_bbmd6(data: &[u8]) {
     }
 }
 
+/// A BVLC-SC message (`bacnet::bvlc_sc`): nothing panics; what decodes
+/// encodes back to exactly its octets; what does not, and is owed a NAK,
+/// gets one that encodes and decodes as a BVLC-Result for its function.
+pub fn check_bvlc_sc(data: &[u8]) {
+    use bacnet::bvlc_sc::{BvlcSc, Payload};
+    match BvlcSc::decode(data) {
+        Ok(m) => {
+            let mut again = Vec::new();
+            m.encode(&mut again).unwrap_or_else(|e| panic!("{m:?} decoded but does not encode: {e}"));
+            assert_eq!(again, data, "{m:?} does not encode back to its octets");
+        }
+        Err(e) => {
+            if let Some(nak) = BvlcSc::nak(&e, "details") {
+                let mut out = Vec::new();
+                nak.encode(&mut out).expect("a NAK encodes");
+                let back = BvlcSc::decode(&out).expect("a NAK decodes");
+                let Payload::Result { function, nak: Some(n) } = back.payload else { panic!("{back:?}") };
+                assert_eq!((Some((function, back.message_id)), u32::from(n.code)), (e.nak_for(), e.code.0));
+            }
+        }
+    }
+}
+
 /// One service body through codec `T`.
 pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
     round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
@@ -460,6 +483,7 @@ mod tests {
         ("bbmd", check_bbmd),
         ("bvll6", check_bvll6),
         ("bbmd6", check_bbmd6),
+        ("bvlc_sc", check_bvlc_sc),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),
