@@ -31,6 +31,7 @@ pub mod mstp;
 pub mod npdu;
 pub mod read_records;
 pub mod router;
+pub mod sc;
 pub mod services;
 pub mod tsm;
 pub mod value;

@@ -176,7 +176,31 @@ fn main() {
         mut bvll6,
         mut bbmd6,
         mut bvlc_sc,
-    ] = std::array::from_fn::<Corpus, 13, _>(|_| Corpus::default());
+        mut sc_hub,
+    ] = std::array::from_fn::<Corpus, 14, _>(|_| Corpus::default());
+    // SC hub: two nodes connect (distinct VMACs and UUIDs), then each
+    // BVLC-SC seed from the first, then a broadcast and a unicast.
+    let connect = |n: u8| {
+        let mut m = hex("06 00 0001");
+        m.extend([2, 0, 0, 0, 0, n]);
+        m.extend([n; 16]);
+        m.extend(hex("0640 05d9"));
+        m
+    };
+    let chunk = |socket: u8, frame: &[u8]| [&[socket, 0, frame.len() as u8][..], frame].concat();
+    let hello = [chunk(0, &connect(1)), chunk(1, &connect(2))].concat();
+    let traffic = [
+        hex("01 04 0002 ffffffffffff 0120ffff00ff1008"),
+        hex("01 04 0003 020000000002 01001008"),
+        hex("05 00 0004"),
+        hex("02 00 0005"),
+        hex("0a 00 0006"),
+        hex("08 00 0007"),
+    ];
+    for (i, m) in traffic.iter().enumerate() {
+        sc_hub.add(format!("hub{i}"), &format!("sc-hub-{i}"), [hello.clone(), chunk(0, m)].concat());
+    }
+    sc_hub.add("hub-dup", "sc-hub-duplicate", [chunk(0, &connect(1)), chunk(1, &connect(1))].concat());
     // BVLC-SC: one of every message, with and without VMACs and options,
     // and the malformed ones a node must answer.
     for (i, m) in [
@@ -338,6 +362,7 @@ fn main() {
         ("bvll6", bvll6),
         ("bbmd6", bbmd6),
         ("bvlc_sc", bvlc_sc),
+        ("sc_hub", sc_hub),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }
@@ -362,7 +387,13 @@ fn record_lists() -> Vec<(&'static str, Vec<u8>)> {
     let mut all = Vec::new();
     read_records::write_count(&mut all, 3);
     read_records::write_result(&mut all, AV1, P::OBJECT_IDENTIFIER, None, Ok(&Value::ObjectIdentifier(AV1).into()));
-    read_records::write_result(&mut all, AV1, P::OBJECT_NAME, None, Ok(&Value::CharacterString(bacnet::CharacterString::utf8("Zone")).into()));
+    read_records::write_result(
+        &mut all,
+        AV1,
+        P::OBJECT_NAME,
+        None,
+        Ok(&Value::CharacterString(bacnet::CharacterString::utf8("Zone")).into()),
+    );
     read_records::write_result(&mut all, AV1, P::PRESENT_VALUE, None, Ok(&real));
     vec![("mixed-targets", mixed), ("all-expanded", all), ("empty", Vec::new())]
 }
@@ -379,7 +410,10 @@ fn bvll6_messages() -> Vec<(&'static str, Vec<u8>)> {
         ("original-unicast", Bvll6::OriginalUnicastNpdu { source: me, destination: you, npdu }),
         ("original-broadcast", Bvll6::OriginalBroadcastNpdu { source: me, npdu }),
         ("address-resolution", Bvll6::AddressResolution { source: me, target: you }),
-        ("forwarded-address-resolution", Bvll6::ForwardedAddressResolution { source: me, target: you, original_source: a }),
+        (
+            "forwarded-address-resolution",
+            Bvll6::ForwardedAddressResolution { source: me, target: you, original_source: a },
+        ),
         ("address-resolution-ack", Bvll6::AddressResolutionAck { source: you, destination: me }),
         ("virtual-address-resolution", Bvll6::VirtualAddressResolution { source: me }),
         ("virtual-address-resolution-ack", Bvll6::VirtualAddressResolutionAck { source: you, destination: me }),
@@ -407,7 +441,8 @@ fn router_sequences() -> Vec<(&'static str, Vec<u8>)> {
     // I-Am-Router-To-Network 40 from port 3, then an APDU for 40:3 from port 1.
     let learned = [chunk(3, 9, "01800100 28"), chunk(1, 5, "0124002803070809ff 0000")].concat();
     // Router-Busy-To-Network 40, then the same APDU (rejected busy).
-    let busy = [chunk(3, 9, "01800100 28"), chunk(3, 9, "01800400 28"), chunk(1, 5, "0124002803070809ff 0000")].concat();
+    let busy =
+        [chunk(3, 9, "01800100 28"), chunk(3, 9, "01800400 28"), chunk(1, 5, "0124002803070809ff 0000")].concat();
     // A global Who-Is, and a Who-Is-Router-To-Network for an unknown network.
     let global = [chunk(1, 5, "0120ffff00ff 1008"), chunk(2, 5, "01800000 63")].concat();
     vec![("learned-route", learned), ("busy-network", busy), ("global-and-discovery", global)]

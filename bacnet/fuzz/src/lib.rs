@@ -25,12 +25,12 @@ pub mod segmentation;
 
 pub use segmentation::check_segmentation;
 
-use bacnet::cov::{COVSubscription, Recipient, RecipientProcess};
 use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
+use bacnet::cov::{COVSubscription, Recipient, RecipientProcess};
 use bacnet::npdu::{Npdu, NpduPayload};
-use bacnet::services::*;
 use bacnet::read_records;
+use bacnet::services::*;
 use bacnet::value::AnyValue;
 use bacnet::{ConfirmedServiceChoice as C, UnconfirmedServiceChoice as U};
 use core::fmt::Debug;
@@ -147,20 +147,12 @@ pub fn check_read_records(data: &[u8]) {
     let reparsed = parse_records(&again)
         .unwrap_or_else(|| panic!("records {data:02x?} re-encode as {again:02x?}, which does not parse"));
     let encodings = |ts: &[Vec<ParsedRecord>]| -> Vec<_> {
-        ts.iter()
-            .flatten()
-            .map(|(o, p, i, r)| (*o, *p, *i, r.as_ref().map(encode_value).map_err(|e| *e)))
-            .collect()
+        ts.iter().flatten().map(|(o, p, i, r)| (*o, *p, *i, r.as_ref().map(encode_value).map_err(|e| *e))).collect()
     };
     assert_eq!(encodings(&targets), encodings(&reparsed), "records change through {again:02x?}");
 }
 
-type ParsedRecord = (
-    bacnet::ObjectIdentifier,
-    bacnet::PropertyIdentifier,
-    Option<u32>,
-    Result<AnyValue, BacnetError>,
-);
+type ParsedRecord = (bacnet::ObjectIdentifier, bacnet::PropertyIdentifier, Option<u32>, Result<AnyValue, BacnetError>);
 
 fn parse_records(data: &[u8]) -> Option<Vec<Vec<ParsedRecord>>> {
     let mut r = read_records::ReadRecords::new(data);
@@ -221,7 +213,8 @@ pub fn check_router(data: &[u8]) {
             sent += 1;
             let out = ports.iter().find(|p| p.id == t.port).expect("a transmit names one of the ports");
             assert!(t.npdu.len() <= out.max_npdu, "{} octets out of port {:?}", t.npdu.len(), t.port);
-            Npdu::decode(&t.npdu).unwrap_or_else(|e| panic!("the router sent {:02x?}, which does not decode: {e}", t.npdu));
+            Npdu::decode(&t.npdu)
+                .unwrap_or_else(|e| panic!("the router sent {:02x?}, which does not decode: {e}", t.npdu));
             if let LinkTarget::Unicast(m) = t.to {
                 assert!(!m.as_bytes().is_empty() && Mac::new(m.as_bytes()).is_some());
             }
@@ -248,7 +241,10 @@ pub fn check_bbmd(data: &[u8]) {
     let bdt = vec![
         BdtEntry { address: us, mask: Ipv4Addr::BROADCAST },
         BdtEntry { address: SocketAddrV4::new(Ipv4Addr::new(10, 0, 2, 1), 47808), mask: Ipv4Addr::BROADCAST },
-        BdtEntry { address: SocketAddrV4::new(Ipv4Addr::new(10, 0, 3, 0), 47808), mask: Ipv4Addr::new(255, 255, 255, 0) },
+        BdtEntry {
+            address: SocketAddrV4::new(Ipv4Addr::new(10, 0, 3, 0), 47808),
+            mask: Ipv4Addr::new(255, 255, 255, 0),
+        },
     ];
     let mut config = BbmdConfig::new(us, SocketAddrV4::new(Ipv4Addr::new(10, 0, 1, 255), 47808), bdt);
     config.foreign_devices = vec![(Ipv4Addr::new(192, 168, 0, 0), 24)];
@@ -269,7 +265,8 @@ pub fn check_bbmd(data: &[u8]) {
         let mut sent = 0;
         while let Some(d) = bbmd.poll_transmit() {
             sent += 1;
-            Bvll::decode(&d.bvll).unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
+            Bvll::decode(&d.bvll)
+                .unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
         }
         assert!(sent <= 2 + MAX_FD + 2, "{sent} datagrams for one received");
         assert!(bbmd.fdt(now).len() <= MAX_FD);
@@ -313,7 +310,8 @@ pub fn check_bbmd6(data: &[u8]) {
         let mut sent = 0;
         while let Some(d) = bbmd.poll_transmit() {
             sent += 1;
-            Bvll6::decode(&d.bvll).unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
+            Bvll6::decode(&d.bvll)
+                .unwrap_or_else(|e| panic!("the BBMD sent {:02x?}, which does not decode: {e}", d.bvll));
         }
         assert!(sent <= 2 + 1 + MAX_FD + 1, "{sent} datagrams for one received");
         assert!(bbmd.fdt(now).len() <= MAX_FD);
@@ -340,6 +338,57 @@ pub fn check_bvlc_sc(data: &[u8]) {
                 assert_eq!((Some((function, back.message_id)), u32::from(n.code)), (e.nak_for(), e.code.0));
             }
         }
+    }
+}
+
+/// The BACnet/SC hub function (`bacnet::sc::hub`) fed frames from four
+/// WebSockets: each input is chunks of `[socket, seconds, length, frame…]`
+/// (a socket index with bit 0x80 set closes it and opens another). Nothing
+/// panics; one frame never makes more copies than there are connections
+/// plus an answer; a node is never listed twice.
+pub fn check_sc_hub(data: &[u8]) {
+    use bacnet::bvlc_sc::ConnectInfo;
+    use bacnet::sc::connection::ConnectionConfig;
+    use bacnet::sc::hub::{Hub, HubConfig};
+    let local = ConnectInfo { vmac: [2, 0, 0, 0, 0, 9], uuid: [9; 16], max_bvlc_len: 1600, max_npdu_len: 1497 };
+    let mut hub = Hub::new(HubConfig { max_connections: 4, ..HubConfig::new(ConnectionConfig::new(local)) });
+    let mut now = core::time::Duration::ZERO;
+    let mut sockets: Vec<u32> = (0..4).filter_map(|_| hub.open(now)).collect();
+    let mut rest = data;
+    while let [socket, seconds, len, tail @ ..] = rest {
+        let n = (*len as usize).min(tail.len());
+        let (frame, next) = tail.split_at(n);
+        rest = next;
+        now += core::time::Duration::from_secs(u64::from(*seconds % 32));
+        let i = usize::from(socket & 0x03);
+        if socket & 0x80 != 0 {
+            if let Some(id) = sockets.get(i).copied() {
+                hub.close(id);
+                sockets.remove(i);
+            }
+            sockets.extend(hub.open(now));
+            continue;
+        }
+        hub.handle_timeout(now);
+        if let Some(id) = sockets.get(i).copied() {
+            hub.handle_frame(now, id, frame);
+        }
+        let mut sent = 0;
+        while hub.poll_transmit().is_some() {
+            sent += 1;
+        }
+        assert!(sent <= 4 + 2, "{sent} frames for one received");
+        while let Some(id) = hub.poll_closed() {
+            hub.close(id);
+            sockets.retain(|s| *s != id);
+            sockets.extend(hub.open(now));
+        }
+        let mut vmacs: Vec<_> = hub.nodes().map(|(v, _)| v).collect();
+        let listed = vmacs.len();
+        vmacs.sort();
+        vmacs.dedup();
+        assert_eq!(vmacs.len(), listed, "a node listed twice");
+        assert!(hub.connections() <= 4);
     }
 }
 
@@ -484,6 +533,7 @@ mod tests {
         ("bvll6", check_bvll6),
         ("bbmd6", check_bbmd6),
         ("bvlc_sc", check_bvlc_sc),
+        ("sc_hub", check_sc_hub),
         ("service", check_selected_service),
         ("datagram", check_datagram),
         ("segmentation", check_segmentation),

@@ -1,0 +1,7 @@
+//! BACnet Secure Connect (Annex AB), sans-IO: the connection state machine
+//! both ends of a WebSocket run (`connection`) and the hub function that
+//! relays between the nodes connected to it (`hub`). The message codec is
+//! [`crate::bvlc_sc`]; TLS and WebSockets are the host's.
+
+pub mod connection;
+pub mod hub;
