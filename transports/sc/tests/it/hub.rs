@@ -1,0 +1,92 @@
+//! Nodes on our hub, over TLS 1.3 WebSockets:
+//!
+//! ```text
+//! node A ──TLS 1.3 (mutual) + WebSocket hub.bsc.bacnet.org──▶ hub ◀──── node B
+//! A ──Encapsulated-NPDU to B's VMAC──▶ hub ──origin A──▶ B
+//! A ──broadcast──▶ hub ──▶ B (and C), never back to A
+//! a node whose certificate another CA signed: refused in the TLS handshake, counted
+//! ```
+
+use crate::pki::Ca;
+use bacnet::bvlc_sc::{BROADCAST_VMAC, ConnectInfo, HubConnectionStatus};
+use bacnet::sc::connection::ConnectionConfig;
+use bacnet::sc::connector::ConnectorConfig;
+use bacnet::sc::hub::HubConfig;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use trellis_sc::hub::{HubPortStats, serve_hub};
+use trellis_sc::node::{NodeConfig, ScNode};
+
+fn info(n: u8) -> ConnectInfo {
+    ConnectInfo { vmac: [0x02, 0, 0, 0, 0, n], uuid: [n; 16], max_bvlc_len: 1600, max_npdu_len: 1497 }
+}
+
+async fn start_hub(ca: &Ca) -> (String, Arc<HubPortStats>) {
+    let creds = ca.issue("hub", &[ca]);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stats = Arc::new(HubPortStats::default());
+    let config = HubConfig::new(ConnectionConfig::new(ConnectInfo { vmac: [0x02, 9, 9, 9, 9, 9], ..info(99) }));
+    tokio::spawn(serve_hub(listener, creds.server_config().unwrap(), config, stats.clone()));
+    (format!("wss://localhost:{port}/"), stats)
+}
+
+fn node(
+    uri: &str,
+    creds: trellis_sc::tls::ScCredentials,
+    n: u8,
+) -> (ScNode, tokio::sync::mpsc::Receiver<bacnet::sc::connector::Up>) {
+    ScNode::start(NodeConfig {
+        primary: uri.to_string(),
+        failover: None,
+        tls: creds.client_config().unwrap(),
+        connector: ConnectorConfig::new(ConnectionConfig::new(info(n)), false),
+    })
+}
+
+async fn until(what: &str, mut ok: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_exchange_npdus_through_the_hub_over_tls() {
+    let ca = Ca::new("test CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let (a, _a_rx) = node(&uri, ca.issue("node 1", &[&ca]), 1);
+    let (b, mut b_rx) = node(&uri, ca.issue("node 2", &[&ca]), 2);
+    let (c, mut c_rx) = node(&uri, ca.issue("node 3", &[&ca]), 3);
+    until("three nodes on the hub", || {
+        [&a, &b, &c].iter().all(|n| n.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY)
+    })
+    .await;
+
+    a.send(info(2).vmac, vec![0x01, 0x00, 0x10, 0x08]).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), b_rx.recv()).await.unwrap().unwrap();
+    assert_eq!((got.origin, got.broadcast, got.npdu), (Some(info(1).vmac), false, vec![0x01, 0x00, 0x10, 0x08]));
+
+    a.send(BROADCAST_VMAC, vec![0x01, 0x20, 0xff, 0xff, 0x00, 0xff, 0x10, 0x08]).await.unwrap();
+    for rx in [&mut b_rx, &mut c_rx] {
+        let got = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
+        assert!(got.broadcast && got.origin == Some(info(1).vmac), "{got:?}");
+    }
+    until("the hub's counters", || stats.hub().broadcasts == 1 && stats.hub().unicasts == 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_certified_by_another_ca_is_refused_in_the_handshake() {
+    let ca = Ca::new("test CA");
+    let stranger = Ca::new("another CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let (n, _rx) = node(&uri, stranger.issue("intruder", &[&ca]), 7);
+    until("the refusal", || stats.tls_refused.load(Ordering::Relaxed) >= 1).await;
+    assert_eq!(n.status().hub, HubConnectionStatus::NO_HUB_CONNECTION);
+    assert_eq!(stats.hub().unicasts + stats.hub().broadcasts, 0);
+}
