@@ -13,6 +13,7 @@ mod read;
 mod readrange;
 mod reinit;
 mod run;
+mod sc;
 mod simline;
 mod timesync;
 mod whois;
@@ -174,6 +175,8 @@ pub enum Command {
     ///
     /// Example: trellis sim-line --baud 38400 --stations 3 --capture line.pcap
     SimLine(simline::SimLineArgs),
+    /// BACnet/SC tools: `trellis sc certs` writes a test PKI (CA, hub, nodes).
+    Sc(sc::ScArgs),
 }
 
 /// Exit statuses, documented in `--help` of the binary and the README.
@@ -254,6 +257,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::SimLine(a) = command {
         return simline::run(a).await;
     }
+    if let Command::Sc(a) = command {
+        return sc::run(a);
+    }
     if g.bbmd6.is_some() && g.ipv6.is_none() {
         return Err(Failure::usage("--bbmd6 needs --ipv6 (the address to talk BACnet/IPv6 from)"));
     }
@@ -308,7 +314,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,
         Command::Timesync(a) => timesync::run(&client, a).await,
-        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) | Command::Sc(_) => unreachable!("handled above"),
     }
 }
 

@@ -22,6 +22,7 @@ mod plugin;
 mod read_range;
 mod router;
 mod routing_policy;
+mod sc;
 mod scratch;
 mod segmentation;
 mod served;

@@ -54,6 +54,8 @@ pub struct HubPortStats {
     pub queue_full: AtomicU64,
     /// Messages that were not binary frames, or too large.
     pub bad_frames: AtomicU64,
+    /// Nodes connected now.
+    pub connected_nodes: AtomicU64,
     /// The core hub's counters, as last published.
     pub hub: Mutex<HubCounters>,
 }
@@ -135,6 +137,7 @@ async fn run_hub(mut hub: Hub, mut inbound: mpsc::Receiver<ToHub>, stats: Arc<Hu
             hub.close(id);
         }
         *stats.hub.lock().unwrap_or_else(PoisonError::into_inner) = hub.counters();
+        stats.connected_nodes.store(hub.nodes().count() as u64, Ordering::Relaxed);
     }
 }
 

@@ -8,6 +8,8 @@
 //! - [`hub`]: the hub function on a TCP listener: each node's WebSocket
 //!   (subprotocol `hub.bsc.bacnet.org`) feeds the core's `Hub`, one task
 //!   owns it, each connection writes from a bounded queue.
+//! - [`pki`]: a test PKI (CA, hub and node certificates), for `trellis sc
+//!   certs` and tests.
 //! - [`node`]: a node's hub connector (primary, failover, back-off) over
 //!   real WebSockets: NPDUs in and out.
 //!
@@ -16,6 +18,7 @@
 
 pub mod hub;
 pub mod node;
+pub mod pki;
 pub mod tls;
 
 /// The WebSocket subprotocol of a node-to-hub connection.

@@ -90,3 +90,35 @@ async fn a_node_certified_by_another_ca_is_refused_in_the_handshake() {
     assert_eq!(n.status().hub, HubConnectionStatus::NO_HUB_CONNECTION);
     assert_eq!(stats.hub().unicasts + stats.hub().broadcasts, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_node_certificate_is_refused_in_the_handshake() {
+    let ca = Ca::new("test CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let (n, _rx) = node(&uri, ca.issue_with("expired", &[&ca], trellis_sc::pki::Validity::Expired), 8);
+    until("the refusal", || stats.tls_refused.load(Ordering::Relaxed) >= 1).await;
+    assert_eq!(n.status().hub, HubConnectionStatus::NO_HUB_CONNECTION);
+}
+
+/// A client that speaks TLS with a good certificate but asks for another
+/// WebSocket subprotocol (or none): the upgrade is refused and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_without_the_hub_subprotocol_is_refused() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let ca = Ca::new("test CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let creds = ca.issue("node 4", &[&ca]);
+    for subprotocol in [Some("dc.bsc.bacnet.org"), None] {
+        let port: u16 = uri.trim_start_matches("wss://localhost:").trim_end_matches('/').parse().unwrap();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let tls = tokio_rustls::TlsConnector::from(creds.client_config().unwrap()).connect(name, tcp).await.unwrap();
+        let mut request = uri.as_str().into_client_request().unwrap();
+        if let Some(p) = subprotocol {
+            request.headers_mut().insert("Sec-WebSocket-Protocol", p.parse().unwrap());
+        }
+        let refused = tokio_tungstenite::client_async(request, tls).await;
+        assert!(refused.is_err(), "{subprotocol:?} was accepted");
+    }
+    until("both refusals", || stats.wrong_subprotocol.load(Ordering::Relaxed) >= 2).await;
+}

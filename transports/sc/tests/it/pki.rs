@@ -1,30 +1,25 @@
-//! A test PKI: a CA, and certificates it signs for hubs (SAN localhost and
-//! 127.0.0.1) and nodes.
+//! The tests' PKI: the crate's own test CA, as credentials.
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, SanType};
+use trellis_sc::pki::{TestCa, Validity};
 use trellis_sc::tls::ScCredentials;
 
 /// A certificate authority.
-pub struct Ca {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
+pub struct Ca(TestCa);
 
 impl Ca {
     pub fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
-        Ca { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap() }
+        Ca(TestCa::new(name).unwrap())
     }
 
-    /// Credentials for `name`, signed by this CA, trusting `issuers`.
+    /// Credentials for `name` (valid for localhost and 127.0.0.1), signed
+    /// by this CA, trusting `issuers`.
     pub fn issue(&self, name: &str, issuers: &[&Ca]) -> ScCredentials {
-        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-        params.subject_alt_names.push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        let trusted: String = issuers.iter().map(|ca| ca.issuer.pem()).collect();
-        ScCredentials::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes(), trusted.as_bytes()).unwrap()
+        self.issue_with(name, issuers, Validity::Years(1))
+    }
+
+    pub fn issue_with(&self, name: &str, issuers: &[&Ca], valid: Validity) -> ScCredentials {
+        let issued = self.0.issue(name, &["localhost", "127.0.0.1"], valid).unwrap();
+        let trusted: String = issuers.iter().map(|ca| ca.0.certificate()).collect();
+        ScCredentials::from_pem(issued.certificate.as_bytes(), issued.key.as_bytes(), trusted.as_bytes()).unwrap()
     }
 }

@@ -1,0 +1,119 @@
+//! A test PKI for BACnet/SC: a CA, and operational certificates it signs
+//! for hubs and nodes — what `trellis sc certs` writes and the tests use.
+//! EC P-256 keys (they work across rustls and OpenSSL-based peers).
+//!
+//! For trying BACnet/SC out and for tests only: a real site's CA lives
+//! with its operator, not beside the gateway.
+//!
+//! Must never: write a private key readable by others.
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType, date_time_ymd};
+use std::path::{Path, PathBuf};
+
+/// A certificate and its private key, PEM.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// The certificate.
+    pub certificate: String,
+    /// Its private key (PKCS#8).
+    pub key: String,
+}
+
+/// When a certificate is valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Validity {
+    /// From last year to the end of the year `years` from now.
+    Years(u16),
+    /// Expired long ago (for refusal tests).
+    Expired,
+}
+
+/// A certificate authority.
+pub struct TestCa {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCa").finish_non_exhaustive()
+    }
+}
+
+fn this_year() -> i32 {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
+    1970 + (secs / 31_556_952) as i32
+}
+
+fn validity(params: &mut CertificateParams, v: Validity) {
+    let (from, to) = match v {
+        Validity::Years(n) => ((this_year() - 1, 1, 1), (this_year() + i32::from(n), 12, 31)),
+        Validity::Expired => ((2000, 1, 1), (2001, 1, 1)),
+    };
+    params.not_before = date_time_ymd(from.0, from.1, from.2);
+    params.not_after = date_time_ymd(to.0, to.1, to.2);
+}
+
+impl TestCa {
+    /// A self-signed CA called `name`.
+    pub fn new(name: &str) -> Result<TestCa, rcgen::Error> {
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        validity(&mut params, Validity::Years(10));
+        Ok(TestCa { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate()?)? })
+    }
+
+    /// The CA's certificate (what peers list as their issuer).
+    pub fn certificate(&self) -> String {
+        self.issuer.pem()
+    }
+
+    /// An operational certificate for `name`, for `hosts` (DNS names or IP
+    /// addresses: the names a hub is reached by; nodes may have none).
+    pub fn issue(&self, name: &str, hosts: &[&str], valid: Validity) -> Result<Issued, rcgen::Error> {
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        for h in hosts {
+            params.subject_alt_names.push(match h.parse::<std::net::IpAddr>() {
+                Ok(ip) => SanType::IpAddress(ip),
+                Err(_) => SanType::DnsName((*h).try_into()?),
+            });
+        }
+        params.distinguished_name.push(DnType::CommonName, name);
+        validity(&mut params, valid);
+        let key = KeyPair::generate()?;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok(Issued { certificate: cert.pem(), key: key.serialize_pem() })
+    }
+}
+
+/// Write a test PKI into `dir`: `ca.pem`; `hub.pem`/`hub.key` for
+/// `hub_hosts`; `node1.pem`/`node1.key` … for `nodes` nodes. Keys are
+/// created mode 0600. Returns the files written.
+pub fn write_test_pki(dir: &Path, hub_hosts: &[&str], nodes: u32, years: u16) -> std::io::Result<Vec<PathBuf>> {
+    let fail = |e: rcgen::Error| std::io::Error::other(e.to_string());
+    std::fs::create_dir_all(dir)?;
+    let ca = TestCa::new("Trellis test BACnet/SC CA").map_err(fail)?;
+    let mut written = Vec::new();
+    let mut write = |name: String, text: &str, secret: bool| -> std::io::Result<()> {
+        let path = dir.join(name);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        if secret {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        std::io::Write::write_all(&mut options.open(&path)?, text.as_bytes())?;
+        written.push(path);
+        Ok(())
+    };
+    write("ca.pem".into(), &ca.certificate(), false)?;
+    let hub = ca.issue("BACnet/SC hub", hub_hosts, Validity::Years(years)).map_err(fail)?;
+    write("hub.pem".into(), &hub.certificate, false)?;
+    write("hub.key".into(), &hub.key, true)?;
+    for n in 1..=nodes {
+        let node = ca.issue(&format!("BACnet/SC node {n}"), &[], Validity::Years(years)).map_err(fail)?;
+        write(format!("node{n}.pem"), &node.certificate, false)?;
+        write(format!("node{n}.key"), &node.key, true)?;
+    }
+    Ok(written)
+}
