@@ -122,3 +122,73 @@ async fn a_websocket_without_the_hub_subprotocol_is_refused() {
     }
     until("both refusals", || stats.wrong_subprotocol.load(Ordering::Relaxed) >= 2).await;
 }
+
+/// A raw client: TLS with `creds`, the WebSocket with the hub subprotocol.
+async fn raw_client(
+    uri: &str,
+    creds: &trellis_sc::tls::ScCredentials,
+) -> tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let port: u16 = uri.trim_start_matches("wss://localhost:").trim_end_matches('/').parse().unwrap();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(creds.client_config().unwrap()).connect(name, tcp).await.unwrap();
+    let mut request = uri.into_client_request().unwrap();
+    request.headers_mut().insert("Sec-WebSocket-Protocol", trellis_sc::HUB_SUBPROTOCOL.parse().unwrap());
+    tokio_tungstenite::client_async(request, tls).await.unwrap().0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversize_frame_ends_that_connection_and_the_hub_serves_on() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let ca = Ca::new("test CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let mut raw = raw_client(&uri, &ca.issue("big", &[&ca])).await;
+    let _ = raw.send(Message::Binary(vec![0x01; trellis_sc::hub::MAX_FRAME + 1].into())).await;
+    until("the oversize frame counted", || stats.bad_frames.load(Ordering::Relaxed) >= 1).await;
+    let (n, _rx) = node(&uri, ca.issue("node 5", &[&ca]), 5);
+    until("another node served", || n.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+}
+
+/// A node that connects, then never sends again (no heartbeats): the hub
+/// closes it after two heartbeat periods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_goes_silent_is_closed_after_two_heartbeat_periods() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let ca = Ca::new("test CA");
+    let creds = ca.issue("hub", &[&ca]);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri = format!("wss://localhost:{}/", listener.local_addr().unwrap().port());
+    let stats = Arc::new(HubPortStats::default());
+    let mut connection = ConnectionConfig::new(ConnectInfo { vmac: [0x02, 9, 9, 9, 9, 9], ..info(99) });
+    connection.heartbeat = Duration::from_millis(300);
+    tokio::spawn(serve_hub(listener, creds.server_config().unwrap(), HubConfig::new(connection), stats.clone()));
+
+    let mut raw = raw_client(&uri, &ca.issue("quiet", &[&ca])).await;
+    let mut request = Vec::new();
+    bacnet::bvlc_sc::BvlcSc {
+        message_id: 1,
+        origin: None,
+        destination: None,
+        destination_options: bacnet::bvlc_sc::Options::NONE,
+        data_options: bacnet::bvlc_sc::Options::NONE,
+        payload: bacnet::bvlc_sc::Payload::ConnectRequest(info(6)),
+    }
+    .encode(&mut request)
+    .unwrap();
+    raw.send(Message::Binary(request.into())).await.unwrap();
+    until("connected", || stats.connected_nodes.load(Ordering::Relaxed) == 1).await;
+    // Silent from here on: the hub lets go after 2 × 300 ms.
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(m)) = raw.next().await {
+            if m.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the hub closed the silent node's WebSocket");
+    assert_eq!(stats.connected_nodes.load(Ordering::Relaxed), 0);
+}
