@@ -644,6 +644,9 @@ impl Router {
         q: PortConfig,
         policy: &mut dyn RoutingPolicy,
     ) -> Option<NetworkPriority> {
+        if !policy.inspects() {
+            return Some(npdu.priority);
+        }
         let routed = RoutedNpdu {
             arrival_port: p.id,
             arrival_network: p.network,

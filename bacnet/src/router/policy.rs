@@ -132,6 +132,12 @@ pub trait RoutingPolicy {
     /// Time passes: the host calls it about once a second, for policies
     /// with time windows or budgets (the router itself never does).
     fn tick(&mut self, _now: Duration) {}
+
+    /// Whether it looks at NPDUs at all: a policy that forwards everything
+    /// unseen says no, and the router does not build [`RoutedNpdu`]s for it.
+    fn inspects(&self) -> bool {
+        true
+    }
 }
 
 /// The policy of a router without one: everything is forwarded.
@@ -141,6 +147,10 @@ pub struct ForwardAll;
 impl RoutingPolicy for ForwardAll {
     fn decide(&mut self, _now: Duration, _npdu: &RoutedNpdu<'_>) -> Verdict {
         Verdict::Forward
+    }
+
+    fn inspects(&self) -> bool {
+        false
     }
 }
 
@@ -166,6 +176,10 @@ impl<P: RoutingPolicy> RoutingPolicy for Chain<P> {
     fn tick(&mut self, now: Duration) {
         self.0.iter_mut().for_each(|p| p.tick(now))
     }
+
+    fn inspects(&self) -> bool {
+        self.0.iter().any(RoutingPolicy::inspects)
+    }
 }
 
 impl<P: RoutingPolicy + ?Sized> RoutingPolicy for &mut P {
@@ -175,6 +189,10 @@ impl<P: RoutingPolicy + ?Sized> RoutingPolicy for &mut P {
 
     fn tick(&mut self, now: Duration) {
         (**self).tick(now)
+    }
+
+    fn inspects(&self) -> bool {
+        (**self).inspects()
     }
 }
 

@@ -166,10 +166,10 @@ impl Hub {
             self.connections.remove(&other);
             self.closed.push_back(other);
         }
-        self.drain_events(now, id);
+        self.drain_events(id);
     }
 
-    fn drain_events(&mut self, now: Duration, id: ConnId) {
+    fn drain_events(&mut self, id: ConnId) {
         while let Some(event) = self.connections.get_mut(&id).and_then(Connection::poll_event) {
             match event {
                 Event::Connected(peer) => {
@@ -186,13 +186,13 @@ impl Hub {
                     }
                     self.closed.push_back(id);
                 }
-                Event::Message(frame) => self.relay(now, id, &frame),
+                Event::Message(frame) => self.relay(id, &frame),
             }
         }
     }
 
     /// Relay a connected node's message.
-    fn relay(&mut self, _now: Duration, from: ConnId, frame: &[u8]) {
+    fn relay(&mut self, from: ConnId, frame: &[u8]) {
         let Some(sender) = self.connections.get(&from).and_then(Connection::peer) else { return };
         let Ok(m) = BvlcSc::decode(frame) else { return };
         match m.destination {
@@ -277,7 +277,7 @@ impl Hub {
             if let Some(c) = self.connections.get_mut(&id) {
                 c.handle_timeout(now);
                 if matches!(c.state(), State::Closed(_)) {
-                    self.drain_events(now, id);
+                    self.drain_events(id);
                 }
             }
         }
