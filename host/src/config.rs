@@ -281,7 +281,7 @@ pub struct RouterPortSection {
 impl RouterSection {
     /// The router port a device bound to `bind`:`port` is served on, if any.
     pub fn port_of(&self, d: &DeviceSection) -> Option<usize> {
-        if d.virtual_network.is_some() || d.mstp.is_some() {
+        if d.virtual_network.is_some() || d.mstp.is_some() || d.sc.is_some() {
             return None;
         }
         self.ports.iter().position(|p| p.mstp.is_none() && p.bip6.is_none() && p.bind == d.bind && p.port == d.port)
@@ -354,6 +354,9 @@ pub struct DeviceSection {
     /// Serve on a BACnet/IPv6 port instead of B/IP (`bind` and `port` are
     /// then unused); the device's VMAC is its `instance`.
     pub bip6: Option<Bip6Section>,
+    /// Serve on a BACnet/SC port instead of B/IP (`bind` and `port` are
+    /// then unused), optionally running the hub function too.
+    pub sc: Option<crate::sc_port::ScSection>,
 }
 
 /// `bip6 = { … }` in a `[[device]]`: a BACnet/IPv6 port (Annex U).
@@ -643,6 +646,7 @@ impl Default for DeviceSection {
             virtual_network: None,
             bbmd: None,
             bip6: None,
+            sc: None,
         }
     }
 }
@@ -715,6 +719,7 @@ impl Config {
         let mut serial = std::collections::HashSet::new();
         let mut virtual_macs = std::collections::HashSet::new();
         let mut ports6 = std::collections::HashSet::new();
+        let mut hub_functions = std::collections::HashSet::new();
         if let Some(router) = &self.router {
             anyhow::ensure!(!router.ports.is_empty(), "[router] needs at least one [[router.port]]");
             let mut networks = std::collections::HashSet::new();
@@ -800,7 +805,10 @@ impl Config {
                         "device {n}: virtual_network {net} needs a [router] with at least one [[router.port]]"
                     );
                 };
-                anyhow::ensure!(d.mstp.is_none(), "device {n}: a device is on MS/TP or on a virtual network, not both");
+                anyhow::ensure!(
+                    d.mstp.is_none() && d.sc.is_none(),
+                    "device {n}: a device is on MS/TP, on BACnet/SC or on a virtual network, not two of them"
+                );
                 anyhow::ensure!(
                     (1..=65534).contains(&net) && router.ports.iter().all(|p| p.network != net),
                     "device {n}: virtual_network {net} must be 1..=65534 and not a router port's network"
@@ -814,6 +822,20 @@ impl Config {
                     virtual_macs.insert((net, instance)),
                     "device {n}: instance {instance} is already on virtual network {net}"
                 );
+                continue;
+            }
+            if let Some(sc) = &d.sc {
+                sc.validate().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
+                anyhow::ensure!(
+                    d.mstp.is_none() && d.bip6.is_none() && d.bbmd.is_none(),
+                    "device {n}: a BACnet/SC device has no mstp, bip6 or bbmd"
+                );
+                if let Some(h) = &sc.hub_function {
+                    anyhow::ensure!(
+                        hub_functions.insert(h.clone()),
+                        "device {n}: hub_function {h} is already another device's"
+                    );
+                }
                 continue;
             }
             if let Some(b) = &d.bip6 {

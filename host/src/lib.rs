@@ -24,5 +24,6 @@ pub mod network_port;
 pub use trellis_model as model;
 pub mod offload;
 pub mod plugin;
+pub mod sc_port;
 pub use trellis_server as server;
 pub mod shard;

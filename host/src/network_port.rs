@@ -54,6 +54,18 @@ pub fn ipv6(address: std::net::SocketAddrV6, vmac: [u8; 3]) -> NetworkPort {
     }
 }
 
+/// A BACnet/SC port.
+pub fn sc(view: crate::server::network_port::ScView) -> NetworkPort {
+    NetworkPort {
+        instance: 1,
+        name: format!("BACnet/SC {}", view.primary_hub),
+        network: None,
+        kind: PortKind::Sc(Box::new(view)),
+        routes: None,
+        bbmd: None,
+    }
+}
+
 /// An MS/TP port.
 pub fn mstp(m: &MstpSection) -> NetworkPort {
     NetworkPort {

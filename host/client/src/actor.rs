@@ -12,7 +12,23 @@ use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
-use trellis_bip::{BipHandle, Received};
+use trellis_bip::BipHandle;
+use trellis_net::LinkAddress;
+
+/// An NPDU the client's port received, from whichever datalink.
+pub(crate) struct Received {
+    /// The station that sent it on our datalink.
+    pub source: LinkAddress,
+    pub npdu: Vec<u8>,
+    /// Sent as a broadcast.
+    pub broadcast: bool,
+}
+
+impl From<trellis_bip::Received> for Received {
+    fn from(r: trellis_bip::Received) -> Self {
+        Received { source: LinkAddress::Ip(r.source), npdu: r.npdu, broadcast: r.broadcast }
+    }
+}
 use trellis_mstp::MstpSender;
 use trellis_net::mstp;
 use trellis_net::{DeviceAddress, RemoteStation, sleep_until};
@@ -68,6 +84,9 @@ pub(crate) enum Link {
     Mstp(MstpSender),
     /// A BACnet/IPv6 port: stations by VMAC ([`DeviceAddress::bip6`]).
     Bip6(trellis_bip6::Bip6Handle),
+    /// A BACnet/SC node: nodes by VMAC ([`DeviceAddress::sc`]), everything
+    /// through its hub.
+    Sc(trellis_sc::node::ScNode),
 }
 
 impl Link {
@@ -77,17 +96,31 @@ impl Link {
             Link::Bip(bip, Some(bbmd)) => bip.send(*bbmd, bacnet::bvll::Bvll::DistributeBroadcastToNetwork(npdu)).await,
             Link::Mstp(m) => m.send(mstp::BROADCAST_MAC, npdu.to_vec(), false).map_err(mstp::send_error),
             Link::Bip6(b) => b.send_broadcast(npdu).await,
+            Link::Sc(node) => node.send(bacnet::bvlc_sc::BROADCAST_VMAC, npdu.to_vec()).await,
         }
     }
 
     async fn send_unicast(&self, to: &DeviceAddress, npdu: &[u8], expecting_reply: bool) -> std::io::Result<()> {
         match self {
-            Link::Bip(bip, _) => bip.send_unicast(to.link, npdu).await,
+            Link::Bip(bip, _) => match to.ip() {
+                Some(a) => bip.send_unicast(a, npdu).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{to} is not a B/IP station (use IP[:PORT])"),
+                )),
+            },
             Link::Bip6(b) => match to.bip6_vmac() {
                 Some(vmac) => b.send_unicast(vmac, npdu).await,
                 None => Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     format!("{to} is not a BACnet/IPv6 station (use bip6:VMAC)"),
+                )),
+            },
+            Link::Sc(node) => match to.sc_vmac() {
+                Some(vmac) => node.send(vmac, npdu.to_vec()).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{to} is not a BACnet/SC node (use sc:VMAC)"),
                 )),
             },
             Link::Mstp(m) => {

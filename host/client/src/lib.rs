@@ -34,7 +34,7 @@ mod who_is;
 pub use actor::{Destination, UnconfirmedReceived};
 pub use cov::{CovNotificationReceived, CovSubscription};
 pub use error::ClientError;
-pub use trellis_net::{DeviceAddress, ParseAddressError, RemoteStation};
+pub use trellis_net::{DeviceAddress, LinkAddress, ParseAddressError, RemoteStation};
 pub use who_is::{Discovered, WhoIsScan};
 
 use actor::{Actor, Command, Link};
@@ -83,8 +83,8 @@ pub struct Client {
     commands: mpsc::Sender<Command>,
     unconfirmed: broadcast::Sender<UnconfirmedReceived>,
     cov: broadcast::Sender<CovNotificationReceived>,
-    local: SocketAddrV4,
-    broadcast: SocketAddrV4,
+    local: LinkAddress,
+    broadcast: LinkAddress,
     tsm: TsmConfig,
     /// The BACnet/IPv6 port, for a client from [`Client::bind_bip6`].
     bip6: Option<trellis_bip6::Bip6Handle>,
@@ -114,7 +114,7 @@ impl Client {
                 .map_err(|e| BindError::new(fd.bbmd, e))?;
         }
         let link = Link::Bip(bip.clone(), config.foreign_device.map(|fd| fd.bbmd));
-        let client = Client::start(link, rx_rx, local, broadcast_addr, config.tsm);
+        let client = Client::start(link, rx_rx, local.into(), broadcast_addr.into(), config.tsm);
         if let Some(fd) = config.foreign_device {
             tokio::spawn(foreign::renew(bip, fd, client.commands.downgrade()));
         }
@@ -145,8 +145,8 @@ impl Client {
         let mac = handle.mac();
         let (sender, received) = handle.into_parts();
         let (rx_tx, rx_rx) = mpsc::channel(1024);
-        trellis_net::mstp::bridge(received, rx_tx, |r| trellis_bip::Received {
-            source: DeviceAddress::mstp(r.source_mac).link,
+        trellis_net::mstp::bridge(received, rx_tx, |r| actor::Received {
+            source: LinkAddress::Mstp(r.source_mac),
             npdu: r.npdu,
             broadcast: r.broadcast,
         });
@@ -169,8 +169,8 @@ impl Client {
                     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                 }
                 driver.drain(64, |n| {
-                    batch.push(trellis_bip::Received {
-                        source: DeviceAddress::bip6(n.source).link,
+                    batch.push(actor::Received {
+                        source: LinkAddress::Bip6(n.source),
                         npdu: n.npdu.to_vec(),
                         broadcast: n.broadcast,
                     })
@@ -187,6 +187,27 @@ impl Client {
         let mut client = Client::start(Link::Bip6(handle.clone()), rx_rx, local, broadcast, tsm);
         client.bip6 = Some(handle);
         Ok(client)
+    }
+
+    /// Start a client on a BACnet/SC node already started (see
+    /// [`trellis_sc::node::ScNode::start`]): devices are named
+    /// [`DeviceAddress::sc`]`(vmac)`; a broadcast goes to the hub, which
+    /// relays it to every other node. Call within the runtime.
+    pub fn on_sc(node: trellis_sc::node::ScNode, mut up: mpsc::Receiver<bacnet::sc::connector::Up>, tsm: TsmConfig) -> Client {
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            while let Some(u) = up.recv().await {
+                // The hub names the origin of everything it relays.
+                let Some(origin) = u.origin else { continue };
+                let r = actor::Received { source: LinkAddress::Sc(origin), npdu: u.npdu, broadcast: u.broadcast };
+                if rx_tx.send(r).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let local = LinkAddress::Sc(node.status().vmac);
+        let broadcast = LinkAddress::Sc(bacnet::bvlc_sc::BROADCAST_VMAC);
+        Client::start(Link::Sc(node), rx_rx, local, broadcast, tsm)
     }
 
     /// The VMAC of the BACnet/IPv6 station at `address`
@@ -246,9 +267,9 @@ impl Client {
 
     fn start(
         link: Link,
-        received: mpsc::Receiver<trellis_bip::Received>,
-        local: SocketAddrV4,
-        broadcast: SocketAddrV4,
+        received: mpsc::Receiver<actor::Received>,
+        local: LinkAddress,
+        broadcast: LinkAddress,
         tsm: TsmConfig,
     ) -> Client {
         let (cmd_tx, cmd_rx) = mpsc::channel(1024);
@@ -269,13 +290,13 @@ impl Client {
         Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None }
     }
 
-    /// Our B/IP address.
-    pub fn local_addr(&self) -> SocketAddrV4 {
+    /// Our station on the port (a B/IP address, an MS/TP MAC, a VMAC).
+    pub fn local_addr(&self) -> LinkAddress {
         self.local
     }
 
     /// The broadcast address Who-Is goes to.
-    pub fn broadcast_addr(&self) -> SocketAddrV4 {
+    pub fn broadcast_addr(&self) -> LinkAddress {
         self.broadcast
     }
 

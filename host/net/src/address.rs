@@ -1,5 +1,6 @@
 //! How the host names a BACnet device (the client the devices it asks, the
-//! server its peers): its B/IP address or MS/TP MAC, and for a device behind
+//! server its peers): the station on one of our datalinks (B/IP address,
+//! MS/TP MAC, B/IPv6 or BACnet/SC VMAC), and for a device behind
 //! a router, the remote network number and MAC.
 
 use std::fmt;
@@ -15,12 +16,64 @@ pub struct RemoteStation {
     pub mac: Vec<u8>,
 }
 
-/// Where a device is: the B/IP station to send to, plus the remote station
-/// when that B/IP station is a router.
+/// A station on one of the host's own datalinks: the first hop to a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkAddress {
+    /// A B/IP station: its UDP address.
+    Ip(SocketAddrV4),
+    /// A station on the local MS/TP port, by MAC (0..=254; 255 broadcasts).
+    Mstp(u8),
+    /// A station on the local BACnet/IPv6 port, by its 3-octet VMAC (Annex U).
+    Bip6([u8; 3]),
+    /// A node on the local BACnet/SC port, by its 6-octet VMAC (Annex AB).
+    Sc([u8; 6]),
+}
+
+impl LinkAddress {
+    /// The address as the octets of an NPDU's SADR/DADR on its datalink:
+    /// B/IP's four address octets then the port, big-endian (Annex J), the
+    /// MS/TP MAC, the VMAC.
+    pub fn mac_octets(&self) -> Vec<u8> {
+        match self {
+            LinkAddress::Ip(a) => {
+                let mut mac = a.ip().octets().to_vec();
+                mac.extend_from_slice(&a.port().to_be_bytes());
+                mac
+            }
+            LinkAddress::Mstp(mac) => vec![*mac],
+            LinkAddress::Bip6(v) => v.to_vec(),
+            LinkAddress::Sc(v) => v.to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for LinkAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinkAddress::Ip(a) => write!(f, "{a}"),
+            LinkAddress::Mstp(mac) => write!(f, "mstp:{mac}"),
+            LinkAddress::Bip6(v) => write!(f, "bip6:{}", hex(v)),
+            LinkAddress::Sc(v) => write!(f, "sc:{}", hex(v)),
+        }
+    }
+}
+
+impl From<SocketAddrV4> for LinkAddress {
+    fn from(a: SocketAddrV4) -> Self {
+        LinkAddress::Ip(a)
+    }
+}
+
+fn hex(octets: &[u8]) -> String {
+    octets.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where a device is: the station on one of our datalinks to send to, plus
+/// the remote station when that station is a router.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DeviceAddress {
-    /// B/IP address of the device (or of the router in front of it).
-    pub link: SocketAddrV4,
+    /// The device (or the router in front of it) on our datalink.
+    pub link: LinkAddress,
     /// The device behind the router, if any.
     pub remote: Option<RemoteStation>,
 }
@@ -28,57 +81,55 @@ pub struct DeviceAddress {
 impl DeviceAddress {
     /// A device directly on the B/IP network.
     pub fn direct(link: SocketAddrV4) -> Self {
-        DeviceAddress { link, remote: None }
+        DeviceAddress { link: LinkAddress::Ip(link), remote: None }
     }
-}
 
-impl DeviceAddress {
     /// A station on the local MS/TP port, by its MAC address.
-    ///
-    /// MS/TP peers share this type with B/IP ones so the server (its
-    /// transaction state machine, COV table, dispatch) needs no second
-    /// address type: the MAC rides in the port of the unspecified address
-    /// `0.0.0.0`, which is never the source of a B/IP datagram. Use
-    /// [`DeviceAddress::mstp_mac`] to get it back.
     pub fn mstp(mac: u8) -> Self {
-        DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, u16::from(mac)))
+        DeviceAddress { link: LinkAddress::Mstp(mac), remote: None }
+    }
+
+    /// A station on the local BACnet/IPv6 port, by its VMAC (Annex U).
+    pub fn bip6(vmac: [u8; 3]) -> Self {
+        DeviceAddress { link: LinkAddress::Bip6(vmac), remote: None }
+    }
+
+    /// A node on the local BACnet/SC port, by its VMAC (Annex AB).
+    pub fn sc(vmac: [u8; 6]) -> Self {
+        DeviceAddress { link: LinkAddress::Sc(vmac), remote: None }
     }
 
     /// Whom a request from this address is charged to when bounding what
     /// one requester may make a device send: on B/IP the IP address,
     /// whatever the port (a spoofed victim cannot be hit from many source
-    /// ports at once) or the router in front; on MS/TP the station.
+    /// ports at once) or the router in front; elsewhere the station.
     pub fn origin(&self) -> DeviceAddress {
-        if self.mstp_mac().is_some() {
-            return DeviceAddress::direct(self.link);
+        match self.link {
+            LinkAddress::Ip(a) => DeviceAddress::direct(SocketAddrV4::new(*a.ip(), 0)),
+            link => DeviceAddress { link, remote: None },
         }
-        DeviceAddress::direct(SocketAddrV4::new(*self.link.ip(), 0))
+    }
+
+    /// The B/IP address of a B/IP station (or of the router in front).
+    pub fn ip(&self) -> Option<SocketAddrV4> {
+        if let LinkAddress::Ip(a) = self.link { Some(a) } else { None }
     }
 
     /// The MS/TP MAC of an address made by [`DeviceAddress::mstp`].
     pub fn mstp_mac(&self) -> Option<u8> {
-        if self.link.ip().is_unspecified() { u8::try_from(self.link.port()).ok() } else { None }
-    }
-
-    /// A station on the local BACnet/IPv6 port, by its VMAC (Annex U).
-    ///
-    /// Like MS/TP stations, B/IPv6 ones share this type: the VMAC rides in
-    /// the last three octets of an address in 0.0.0.0/8 (never the source of
-    /// an IPv4 datagram) with the port [`BIP6_TAG`], which no MS/TP address
-    /// has. [`DeviceAddress::bip6_vmac`] gets it back.
-    pub fn bip6(vmac: [u8; 3]) -> Self {
-        DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::new(0, vmac[0], vmac[1], vmac[2]), BIP6_TAG))
+        if let LinkAddress::Mstp(mac) = self.link { Some(mac) } else { None }
     }
 
     /// The VMAC of an address made by [`DeviceAddress::bip6`].
     pub fn bip6_vmac(&self) -> Option<[u8; 3]> {
-        let o = self.link.ip().octets();
-        (o[0] == 0 && self.link.port() == BIP6_TAG).then_some([o[1], o[2], o[3]])
+        if let LinkAddress::Bip6(v) = self.link { Some(v) } else { None }
+    }
+
+    /// The VMAC of an address made by [`DeviceAddress::sc`].
+    pub fn sc_vmac(&self) -> Option<[u8; 6]> {
+        if let LinkAddress::Sc(v) = self.link { Some(v) } else { None }
     }
 }
-
-/// The port of a [`DeviceAddress::bip6`] address: marks the VMAC.
-pub const BIP6_TAG: u16 = 0xB6B6;
 
 impl From<SocketAddrV4> for DeviceAddress {
     fn from(link: SocketAddrV4) -> Self {
@@ -86,18 +137,17 @@ impl From<SocketAddrV4> for DeviceAddress {
     }
 }
 
+impl From<LinkAddress> for DeviceAddress {
+    fn from(link: LinkAddress) -> Self {
+        DeviceAddress { link, remote: None }
+    }
+}
+
 impl fmt::Display for DeviceAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.mstp_mac(), self.bip6_vmac()) {
-            (Some(mac), _) => write!(f, "mstp:{mac}")?,
-            (_, Some(v)) => write!(f, "bip6:{:02x}{:02x}{:02x}", v[0], v[1], v[2])?,
-            (None, None) => write!(f, "{}", self.link)?,
-        }
+        write!(f, "{}", self.link)?;
         if let Some(r) = &self.remote {
-            write!(f, "@{}:", r.net)?;
-            for b in &r.mac {
-                write!(f, "{b:02x}")?;
-            }
+            write!(f, "@{}:{}", r.net, hex(&r.mac))?;
         }
         Ok(())
     }
@@ -106,7 +156,7 @@ impl fmt::Display for DeviceAddress {
 /// Why an address did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], mstp:MAC or bip6:VMAC-HEX, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a, mstp:5 or bip6:05ef89"
+    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], mstp:MAC, bip6:VMAC-HEX or sc:VMAC-HEX, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a, mstp:5, bip6:05ef89 or sc:02a1b2c3d4e5"
 )]
 pub struct ParseAddressError(String);
 
@@ -114,7 +164,8 @@ impl FromStr for DeviceAddress {
     type Err = ParseAddressError;
     /// `IP`, `IP:PORT` (port 47808 by default), `mstp:MAC` (a station on
     /// the client's MS/TP port, MAC 0..=254) or `bip6:VMAC` (a station on
-    /// the client's BACnet/IPv6 port, the VMAC in hex), optionally `@NET:MAC`
+    /// the client's BACnet/IPv6 port, the VMAC in hex) or `sc:VMAC` (a node
+    /// on the client's BACnet/SC port, six octets in hex), optionally `@NET:MAC`
     /// in hex for a device behind a router.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseAddressError(s.to_string());
@@ -124,19 +175,24 @@ impl FromStr for DeviceAddress {
         };
         let link = if let Some(vmac) = link.strip_prefix("bip6:") {
             match parse_hex(vmac).as_deref() {
-                Some(&[a, b, c]) => DeviceAddress::bip6([a, b, c]).link,
+                Some(&[a, b, c]) => LinkAddress::Bip6([a, b, c]),
+                _ => return Err(err()),
+            }
+        } else if let Some(vmac) = link.strip_prefix("sc:") {
+            match parse_hex(vmac).as_deref().map(<[u8; 6]>::try_from) {
+                Some(Ok(v)) => LinkAddress::Sc(v),
                 _ => return Err(err()),
             }
         } else if let Some(mac) = link.strip_prefix("mstp:") {
             match mac.parse::<u8>() {
-                Ok(mac) if mac != 255 => DeviceAddress::mstp(mac).link,
+                Ok(mac) if mac != 255 => LinkAddress::Mstp(mac),
                 _ => return Err(err()),
             }
         } else {
-            match link.parse::<SocketAddrV4>() {
+            LinkAddress::Ip(match link.parse::<SocketAddrV4>() {
                 Ok(a) => a,
                 Err(_) => SocketAddrV4::new(link.parse::<Ipv4Addr>().map_err(|_| err())?, trellis_bip_default_port()),
-            }
+            })
         };
         let remote = match remote {
             None => None,
@@ -194,12 +250,24 @@ mod tests {
         let a: DeviceAddress = "127.0.0.1:47809".parse().unwrap();
         assert_eq!(a, DeviceAddress::direct("127.0.0.1:47809".parse().unwrap()));
         let b: DeviceAddress = "127.0.0.2".parse().unwrap();
-        assert_eq!(b.link.port(), 47808);
+        assert_eq!(b.ip().map(|a| a.port()), Some(47808));
         let c: DeviceAddress = "127.0.0.1:47809@5:0a0b".parse().unwrap();
         assert_eq!(c.remote, Some(RemoteStation { net: 5, mac: vec![0x0a, 0x0b] }));
         assert_eq!(c.to_string(), "127.0.0.1:47809@5:0a0b");
         assert!("127.0.0.1@0:0a".parse::<DeviceAddress>().is_err());
         assert!("nonsense".parse::<DeviceAddress>().is_err());
         assert!("127.0.0.1@5:aéb".parse::<DeviceAddress>().is_err(), "non-ASCII hex is an error, not a panic");
+    }
+
+    #[test]
+    fn bacnet_ipv6_and_sc_addresses_parse_and_print_back() {
+        for text in ["bip6:05ef89", "sc:02a1b2c3d4e5", "sc:02a1b2c3d4e5@9:0a"] {
+            let a: DeviceAddress = text.parse().unwrap();
+            assert_eq!(a.to_string(), text);
+        }
+        assert_eq!("sc:02a1b2c3d4e5".parse::<DeviceAddress>().unwrap().sc_vmac(), Some([2, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5]));
+        for bad in ["sc:02a1b2c3d4", "sc:02a1b2c3d4e5f6", "sc:", "bip6:05ef"] {
+            assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
+        }
     }
 }

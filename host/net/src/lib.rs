@@ -13,5 +13,5 @@ mod address;
 mod deadline;
 pub mod mstp;
 
-pub use address::{BIP6_TAG, DeviceAddress, ParseAddressError, RemoteStation, parse_hex};
+pub use address::{DeviceAddress, LinkAddress, ParseAddressError, RemoteStation, parse_hex};
 pub use deadline::sleep_until;

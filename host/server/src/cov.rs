@@ -153,20 +153,13 @@ impl Cov {
     }
 }
 
-/// The BACnetRecipient shown for a B/IP subscriber: its network (0 for
-/// the local one) and MAC (IP address and port, 6 octets; one octet for
-/// an MS/TP station).
+/// The BACnetRecipient shown for a subscriber: its network (0 for the
+/// local one) and MAC (a B/IP station's IP address and port, 6 octets; an
+/// MS/TP station's one octet; a VMAC).
 fn recipient(a: &DeviceAddress) -> Recipient {
     match &a.remote {
         Some(r) => Recipient::Address { network_number: r.net, mac_address: r.mac.clone() },
-        None => {
-            if let Some(mac) = a.mstp_mac() {
-                return Recipient::Address { network_number: 0, mac_address: vec![mac] };
-            }
-            let mut mac = a.link.ip().octets().to_vec();
-            mac.extend_from_slice(&a.link.port().to_be_bytes());
-            Recipient::Address { network_number: 0, mac_address: mac }
-        }
+        None => Recipient::Address { network_number: 0, mac_address: a.link.mac_octets() },
     }
 }
 

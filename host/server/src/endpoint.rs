@@ -98,20 +98,25 @@ impl Link for BipLink {
             let broadcast = outbox.frames()[i].how == Delivery::Broadcast;
             trellis_bip::write_header(outbox.octets_mut(i), broadcast)?;
         }
+        // Every peer of a B/IP port has an IP address; a frame for any
+        // other kind of station (none is ever queued here) is left out.
         let to = |i: usize| {
             let f = &outbox.frames()[i];
-            if f.how == Delivery::Broadcast { self.0.broadcast_addr() } else { f.peer.link }
+            if f.how == Delivery::Broadcast { Some(self.0.broadcast_addr()) } else { f.peer.ip() }
         };
         if count == 1 {
             // The common case at light load: no list to build.
-            return self.0.send_frames(&[(to(0), outbox.octets(0))]).await;
+            return match to(0) {
+                Some(to) => self.0.send_frames(&[(to, outbox.octets(0))]).await,
+                None => Ok(()),
+            };
         }
-        let frames: Vec<_> = (0..count).map(|i| (to(i), outbox.octets(i))).collect();
+        let frames: Vec<_> = (0..count).filter_map(|i| Some((to(i)?, outbox.octets(i)))).collect();
         self.0.send_frames(&frames).await
     }
 
     fn hears_broadcasts(&self, peer: &DeviceAddress) -> bool {
-        peer.link.port() == self.0.local_addr().port()
+        peer.ip().is_some_and(|a| a.port() == self.0.local_addr().port())
     }
 
     fn broadcast_address(&self) -> DeviceAddress {

@@ -31,6 +31,7 @@ pub mod network_port;
 mod outbox;
 mod read_range;
 mod router_node;
+mod sc;
 mod station;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
@@ -42,6 +43,7 @@ pub use bacnet::router::RouterCounters;
 pub use bip6::{Bip6Port, bind_bip6, serve_bip6_on};
 pub use endpoint::{BipPort, bind, serve, serve_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
+pub use sc::{ScPort, serve_sc_on};
 pub use router_node::{
     MAX_WIRE_ROUNDS, RouterBip6Port, RouterBipPort, RouterMstpPort, RouterNode, VirtualNetwork, serve_router,
     virtual_mac,

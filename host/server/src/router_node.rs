@@ -257,17 +257,17 @@ impl Link for RouterPortLink {
         }
         let frames: Vec<(SocketAddrV4, &[u8])> = (0..outbox.frames().len())
             .filter(|i| !routed(&outbox.frames()[*i]))
-            .map(|i| {
+            .filter_map(|i| {
                 let f = &outbox.frames()[i];
-                let to = if f.how == Delivery::Broadcast { self.handle.broadcast_addr() } else { f.peer.link };
-                (to, outbox.octets(i))
+                let to = if f.how == Delivery::Broadcast { self.handle.broadcast_addr() } else { f.peer.ip()? };
+                Some((to, outbox.octets(i)))
             })
             .collect();
         if frames.is_empty() { Ok(()) } else { self.handle.send_frames(&frames).await }
     }
 
     fn hears_broadcasts(&self, peer: &DeviceAddress) -> bool {
-        peer.link.port() == self.handle.local_addr().port()
+        peer.ip().is_some_and(|a| a.port() == self.handle.local_addr().port())
     }
 
     fn broadcast_address(&self) -> DeviceAddress {

@@ -93,6 +93,23 @@ pub struct GlobalArgs {
     /// Our VMAC on --ipv6, as a device instance (default: one from the process ID).
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(0..=4_194_303))]
     pub vmac_instance: Option<u32>,
+    /// Talk BACnet/SC (Annex AB) through this hub (`wss://HOST:PORT/`)
+    /// instead of BACnet/IP; needs --cert, --key and --ca. Devices are then
+    /// addressed as sc:VMAC.
+    #[arg(long, global = true, value_name = "WSS-URI")]
+    pub sc_hub: Option<String>,
+    /// On --sc-hub: the failover hub.
+    #[arg(long, global = true, value_name = "WSS-URI")]
+    pub sc_failover: Option<String>,
+    /// On --sc-hub: our operational certificate (PEM).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub cert: Option<std::path::PathBuf>,
+    /// On --sc-hub: its private key (PEM).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub key: Option<std::path::PathBuf>,
+    /// On --sc-hub: the issuer (CA) certificates the hub must chain to (PEM).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca: Option<std::path::PathBuf>,
     /// Time-to-live of the --bbmd registration, in seconds (renewed at half).
     #[arg(long, global = true, default_value_t = 300, value_parser = clap::value_parser!(u16).range(2..))]
     pub ttl: u16,
@@ -228,6 +245,35 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// A client on a BACnet/SC node connected to `hub` (or its failover),
+/// once it is connected: what is sent before that would be lost.
+async fn sc_client(g: &GlobalArgs, hub: &str, tsm: bacnet::tsm::TsmConfig) -> Result<Client, Failure> {
+    let (Some(cert), Some(key), Some(ca)) = (&g.cert, &g.key, &g.ca) else {
+        return Err(Failure::usage("--sc-hub needs --cert, --key and --ca (the node's certificate, key and issuers)"));
+    };
+    let section =
+        crate::sc_port::ScSection::for_cli(hub.to_string(), g.sc_failover.clone(), cert.clone(), key.clone(), ca.clone());
+    section.validate().map_err(|e| Failure::usage(format!("{e:#}")))?;
+    // The CLI is a node of its own: a derived UUID per certificate.
+    let started = crate::sc_port::start(&section, 0x3F_FFFF, std::path::Path::new("."))
+        .map_err(|e| Failure { code: exit::OTHER, message: format!("--sc-hub {hub}: {e:#}") })?;
+    let node = started.port.node.clone();
+    let within = Duration::from_millis(g.timeout_ms.max(1000) * 2);
+    let connected = tokio::time::timeout(within, async {
+        while node.status().hub == bacnet::bvlc_sc::HubConnectionStatus::NO_HUB_CONNECTION {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    if connected.is_err() {
+        return Err(Failure {
+            code: exit::TIMEOUT,
+            message: format!("--sc-hub {hub}: not connected within {} ms (the log above says why)", within.as_millis()),
+        });
+    }
+    Ok(Client::on_sc(started.port.node, started.port.up, tsm))
+}
+
 /// Run a parsed command line.
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let g = &cli.global;
@@ -263,7 +309,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if g.bbmd6.is_some() && g.ipv6.is_none() {
         return Err(Failure::usage("--bbmd6 needs --ipv6 (the address to talk BACnet/IPv6 from)"));
     }
-    let client = if let Some(ip) = g.ipv6 {
+    let client = if let Some(hub) = &g.sc_hub {
+        sc_client(g, hub, config.tsm).await?
+    } else if let Some(ip) = g.ipv6 {
         let instance = g.vmac_instance.unwrap_or(0x3F_0000 | (std::process::id() & 0xFFFF));
         let port = trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance);
         let client = Client::bind_bip6(port, config.tsm)

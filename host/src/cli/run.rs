@@ -121,6 +121,13 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             None
         } else {
             Some(match (&d.mstp, &d.bip6) {
+                _ if d.sc.is_some() => {
+                    let section = d.sc.as_ref().expect("checked just above");
+                    let _in_shard = shard.enter();
+                    let started = crate::sc_port::start(section, d.instance.unwrap_or_default(), &base)
+                        .with_context(|| format!("device {}: BACnet/SC", i + 1))?;
+                    Port::Sc(Box::new(started))
+                }
                 (_, Some(b)) => {
                     let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, d.instance.unwrap_or_default());
                     config.interface = b.interface;
@@ -157,6 +164,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             }
             (Some(Port::Mstp(_)), _, _) => d.mstp.as_ref().map(network_port::mstp).into_iter().collect(),
             (Some(Port::Bip6(port)), _, _) => vec![network_port::ipv6(port.local_addr(), port.vmac())],
+            (Some(Port::Sc(sc)), _, _) => vec![network_port::sc(sc.view.clone())],
             (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
             (None, None, None) => Vec::new(),
@@ -188,6 +196,20 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     let on = format!("BACnet/IP {}", port.local_addr());
                     (Some((Port::Bip(port), server)), on)
                 }
+                Some(Port::Sc(sc)) => {
+                    let v = sc.view.node.status().vmac;
+                    let hub = match &sc.view.hub_function {
+                        Some(bind) => format!(", hub function on wss://{bind}/"),
+                        None => String::new(),
+                    };
+                    let on = format!(
+                        "BACnet/SC via {} (VMAC {}, UUID {}{hub})",
+                        sc.view.primary_hub,
+                        trellis_sc::identity::hex(&v),
+                        trellis_sc::identity::format_uuid(&sc.uuid)
+                    );
+                    (Some((Port::Sc(sc), server)), on)
+                }
                 Some(Port::Bip6(port)) => {
                     let v = port.vmac();
                     let on = format!("BACnet/IPv6 {} (VMAC {:02x}{:02x}{:02x})", port.local_addr(), v[0], v[1], v[2]);
@@ -214,6 +236,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 Port::Mstp(port) => shard.spawn(async move { serve_mstp_on(*port, server).await }),
                 Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
                 Port::Bip6(port) => shard.spawn(async move { crate::server::serve_bip6_on(port, server).await }),
+                Port::Sc(sc) => shard.spawn(async move { crate::server::serve_sc_on(sc.port, server).await }),
             };
             tasks.spawn(async move { serving.await? });
         }
@@ -418,6 +441,7 @@ enum Port {
     Bip(crate::server::BipPort),
     Bip6(crate::server::Bip6Port),
     Mstp(Box<crate::server::MstpPort>),
+    Sc(Box<crate::sc_port::StartedSc>),
 }
 
 /// Removes the admin socket however the run ends.

@@ -71,7 +71,9 @@ fn wait(secs: f64) -> Result<Duration, Failure> {
 /// The failure for a Who-Is nobody answered, with a hint when we listen on loopback.
 pub(crate) fn no_answer(client: &Client) -> Failure {
     let mut message = "no device answered the Who-Is".to_string();
-    if client.local_addr().ip().is_loopback() {
+    if let crate::client::LinkAddress::Ip(a) = client.local_addr()
+        && a.ip().is_loopback()
+    {
         message.push_str(&format!(
             " (bound to loopback {}; on a real network use --bind <interface IP>/<prefix>)",
             client.local_addr()

@@ -298,7 +298,7 @@ async fn a_subscriber_that_never_acknowledges_is_retried_then_counted_as_failed(
     frame.extend_from_slice(&npdu);
     let len = frame.len() as u16;
     frame[2..4].copy_from_slice(&len.to_be_bytes());
-    silent.send_to(&frame, device.link).unwrap();
+    silent.send_to(&frame, device.ip().unwrap()).unwrap();
     // APDU_Timeout 3 s × (1 + 3 retries): the initial notification fails after ~12 s.
     let start = std::time::Instant::now();
     loop {

@@ -20,7 +20,7 @@ const PASSWORD: &str = "trellis";
 /// short APDU timeout (some steps expect silence).
 async fn client_for(peer: &Peer) -> Client {
     let mut config = ClientConfig { bip: BipConfig::new([127, 0, 0, 1].into(), 0), ..Default::default() };
-    config.bip.broadcast_port = Some(peer.address.link.port());
+    config.bip.broadcast_port = Some(peer.address.ip().unwrap().port());
     config.tsm.apdu_timeout = Duration::from_millis(700);
     config.tsm.retries = 1;
     Client::bind(config).await.unwrap()

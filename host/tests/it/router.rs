@@ -33,7 +33,7 @@ fn example(name: &str) -> String {
 /// `port`'s device on network `net` with MAC `mac`, through the router at `port`.
 fn behind(port: u16, net: u16, mac: &[u8]) -> DeviceAddress {
     DeviceAddress {
-        link: SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+        link: SocketAddrV4::new(Ipv4Addr::LOCALHOST, port).into(),
         remote: Some(RemoteStation { net, mac: mac.to_vec() }),
     }
 }
@@ -504,7 +504,7 @@ async fn our_client_reaches_the_peers_devices_through_the_router() {
     for (i, kind) in Kind::ALL.iter().enumerate() {
         let instance = 3701 + i as u32;
         let peer = Peer::start(*kind, instance);
-        let mac = bip_mac(peer.address.link.port());
+        let mac = bip_mac(peer.address.ip().unwrap().port());
         let through = behind(one, 2, &mac);
         let id = client
             .read_property(&through, device(instance), PropertyIdentifier::OBJECT_IDENTIFIER, None)

@@ -158,3 +158,120 @@ async fn our_node_connects_to_rusty_bacnets_hub() {
     until("connected to rusty's hub", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
     wait_line(&lines, |l| l == "clients 1");
 }
+
+/// `trellis ARGS` on BACnet/SC through `hub` as node 3 of `pki`: (exit
+/// status ok, stdout and stderr).
+fn sc_cli(hub: &str, pki: &Path, args: &[&str]) -> (bool, String) {
+    let file = |name: &str| pki.join(name).to_str().unwrap().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--sc-hub", hub, "--cert", &file("node3.pem"), "--key", &file("node3.key"), "--ca", &file("ca.pem")])
+        .args(["--timeout-ms", "3000"])
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// The `sc:VMAC` address `whois` printed for `instance`.
+fn address_of(whois: &str, instance: u32) -> String {
+    whois
+        .lines()
+        .filter(|l| l.contains(&instance.to_string()))
+        .flat_map(|l| l.split_whitespace())
+        .find(|w| w.starts_with("sc:"))
+        .unwrap_or_else(|| panic!("no sc: address for device {instance} in:\n{whois}"))
+        .trim_end_matches(',')
+        .to_string()
+}
+
+/// `examples/sc-hub.toml`: device 701's port runs the hub function and
+/// device 702 is a node of it; our CLI is a third node.
+///
+/// ```text
+/// CLI (node 3) ──Who-Is──▶ hub (701's port) ──▶ 701, 702 ──I-Am──▶ hub ──▶ CLI
+/// CLI ──ReadProperty / WriteProperty / ReadPropertyMultiple──▶ hub ──▶ 702 ──answers──▶ hub ──▶ CLI
+/// CLI ──ReadProperty (network-port,1 sc-hub-connector-state)──▶ 702: connected-to-primary
+/// ```
+#[test]
+fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
+    let scratch = Scratch::new("sc", "example");
+    let pki = scratch.path("sc-pki");
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["sc", "certs", "--out", pki.to_str().unwrap(), "--nodes", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let port = crate::peers::free_port();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sc-hub.toml"))
+        .unwrap()
+        .replace("47843", &port.to_string());
+    let config = scratch.path("sc-hub.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    assert!(gateway.log().contains("hub function on wss://127.0.0.1:"), "{}", gateway.log());
+
+    let hub = format!("wss://127.0.0.1:{port}/");
+    let (ok, found) = sc_cli(&hub, &pki, &["whois", "--wait", "2"]);
+    assert!(ok, "{found}\ngateway:\n{}", gateway.log());
+    let (d701, d702) = (address_of(&found, 701), address_of(&found, 702));
+    assert_ne!(d701, d702);
+
+    let (ok, name) = sc_cli(&hub, &pki, &["read", &d702, "device,702", "object-name"]);
+    assert!(ok && !name.trim().is_empty(), "{name}");
+    let (ok, said) = sc_cli(&hub, &pki, &["write", &d702, "analog-value,1", "present-value", "23.5", "--priority", "8"]);
+    assert!(ok, "{said}");
+    let (ok, back) = sc_cli(&hub, &pki, &["read", &d702, "analog-value,1", "present-value"]);
+    assert!(ok && back.contains("23.5"), "read-back: {back}");
+    let (ok, many) = sc_cli(&hub, &pki, &["readm", &d701, "analog-value,1", "object-name", "present-value"]);
+    assert!(ok && many.lines().count() >= 2, "readm: {many}");
+
+    // The Network Port object says how the port is attached.
+    let (ok, state) = sc_cli(&hub, &pki, &["read", &d702, "network-port,1", "sc-hub-connector-state"]);
+    assert!(ok && state.contains('1'), "connected-to-primary (1): {state}");
+    let (ok, uri) = sc_cli(&hub, &pki, &["read", &d702, "network-port,1", "sc-primary-hub-uri"]);
+    assert!(ok && uri.contains(&hub), "{uri}");
+    let (ok, mac) = sc_cli(&hub, &pki, &["read", &d702, "network-port,1", "mac-address"]);
+    assert!(ok && mac.replace([' ', ':'], "").to_lowercase().contains(d702.trim_start_matches("sc:")), "{mac}");
+    let (ok, kind) = sc_cli(&hub, &pki, &["read", &d701, "network-port,1", "network-type"]);
+    assert!(ok && kind.contains("11"), "secure-connect (11): {kind}");
+}
+
+/// rusty-bacnet's SC client reads our device through our hub:
+///
+/// ```text
+/// rusty client (node 2) ──Who-Is──▶ our hub (701's port) ──▶ 701 ──I-Am──▶ rusty client
+/// rusty client ──ReadProperty──▶ our hub ──▶ 701 ──ComplexACK──▶ rusty client
+/// ```
+#[test]
+fn rusty_bacnets_sc_client_reads_our_device_through_our_hub() {
+    let scratch = Scratch::new("sc", "rusty-client");
+    let pki = scratch.path("sc-pki");
+    certs(&pki);
+    let port = crate::peers::free_port();
+    let text = format!(
+        "[[device]]\ninstance = 701\nplugin = \"builtin:demo-building\"\n\
+         sc = {{ hub_function = \"127.0.0.1:{port}\", certificate = \"sc-pki/hub.pem\", key = \"sc-pki/hub.key\", issuers = \"sc-pki/ca.pem\" }}\n"
+    );
+    let config = scratch.path("sc.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/rusty_sc.py");
+    let out = Command::new(crate::peers::python())
+        .arg(script)
+        .args(["client", "--hub", &format!("wss://127.0.0.1:{port}/"), "--pki", pki.to_str().unwrap()])
+        .args(["--node", "2", "--device", "701"])
+        .args(["--read", "device,701:object-name", "--read", "analog-value,1:present-value"])
+        .args(["--read", "network-port,1:network-type"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}\ngateway:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        gateway.log()
+    );
+    assert_eq!(said.lines().filter(|l| l.contains("\"ok\": true")).count(), 4, "{said}");
+}

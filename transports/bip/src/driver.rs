@@ -105,7 +105,7 @@ impl BipDriver {
     }
 
     /// Receive until the channel closes, sending each NPDU up.
-    pub async fn run(mut self, up: mpsc::Sender<Received>) {
+    pub async fn run<T: From<Received>>(mut self, up: mpsc::Sender<T>) {
         loop {
             tokio::select! {
                 r = self.readable() => if let Err(e) = r {
@@ -119,7 +119,7 @@ impl BipDriver {
                 received.push(Received { source: n.source, npdu: n.npdu.to_vec(), broadcast: n.broadcast })
             });
             for r in received {
-                if up.send(r).await.is_err() {
+                if up.send(r.into()).await.is_err() {
                     return;
                 }
             }

@@ -8,6 +8,8 @@
 //! - [`hub`]: the hub function on a TCP listener: each node's WebSocket
 //!   (subprotocol `hub.bsc.bacnet.org`) feeds the core's `Hub`, one task
 //!   owns it, each connection writes from a bounded queue.
+//! - [`identity`]: a node's VMAC (Random-48) and device UUID (configured
+//!   or derived from the instance and certificate).
 //! - [`pki`]: a test PKI (CA, hub and node certificates), for `trellis sc
 //!   certs` and tests.
 //! - [`node`]: a node's hub connector (primary, failover, back-off) over
@@ -17,6 +19,7 @@
 //! BACnet/SC subprotocol, or let one slow peer hold up the others.
 
 pub mod hub;
+pub mod identity;
 pub mod node;
 pub mod pki;
 pub mod tls;

@@ -159,7 +159,7 @@ async fn run(
             let _ = up.try_send(u);
         }
         if connector.duplicate_vmac() {
-            let vmac = random_vmac();
+            let vmac = crate::identity::random_vmac();
             tracing::warn!("BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}", hex(&vmac));
             status.lock().unwrap_or_else(PoisonError::into_inner).vmac = vmac;
             connector.set_vmac(vmac);
@@ -275,16 +275,6 @@ async fn connect(uri: &str, tls: Arc<rustls::ClientConfig>) -> Result<Ws, String
         return Err(format!("the hub did not agree to the {HUB_SUBPROTOCOL} subprotocol ({agreed:?})"));
     }
     Ok(ws)
-}
-
-/// A Random-48 VMAC (Clause H.7.3): random octets, the first's low nibble 0x2.
-pub fn random_vmac() -> ScVmac {
-    use std::hash::{BuildHasher, Hasher};
-    // The standard library's hasher keys come from the OS's random source.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
-    let b = h.finish().to_be_bytes();
-    [(b[0] & 0xF0) | 0x02, b[1], b[2], b[3], b[4], b[5]]
 }
 
 fn hex(v: &[u8]) -> String {

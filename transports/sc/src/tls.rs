@@ -98,17 +98,38 @@ impl ScCredentials {
             .with_client_cert_verifier(verifier)
             .with_single_cert(self.chain.clone(), self.key.clone_key())?;
         c.alpn_protocols.clear();
+        c.key_log = key_log();
         Ok(Arc::new(c))
     }
 
     /// The initiating side's TLS: TLS 1.3, the hub's certificate checked
     /// against the issuers and the URI's host, ours presented.
     pub fn client_config(&self) -> Result<Arc<ClientConfig>, TlsError> {
-        let c = ClientConfig::builder_with_provider(provider())
+        let mut c = ClientConfig::builder_with_provider(provider())
             .with_protocol_versions(&[&rustls::version::TLS13])?
             .with_root_certificates(self.roots()?)
             .with_client_auth_cert(self.chain.clone(), self.key.clone_key())?;
+        c.key_log = key_log();
         Ok(Arc::new(c))
+    }
+}
+
+/// Where TLS secrets are written for a protocol analyser, if anywhere: the
+/// file `SSLKEYLOGFILE` names (the convention of browsers, curl and
+/// rustls), so that tshark can dissect a capture of our BACnet/SC traffic.
+/// Whoever holds the file can decrypt the sessions: never set it on a
+/// gateway in service.
+pub fn key_log_file() -> Option<std::path::PathBuf> {
+    std::env::var_os("SSLKEYLOGFILE").filter(|v| !v.is_empty()).map(Into::into)
+}
+
+fn key_log() -> Arc<dyn rustls::KeyLog> {
+    match key_log_file() {
+        Some(file) => {
+            tracing::warn!(file = %file.display(), "SSLKEYLOGFILE is set: BACnet/SC TLS secrets are written to it");
+            Arc::new(rustls::KeyLogFile::new())
+        }
+        None => Arc::new(rustls::NoKeyLog),
     }
 }
 

@@ -81,7 +81,7 @@ async fn forwarded_npdu_reports_the_original_source() {
 async fn a_bbmd_request_to_a_plain_node_gets_the_nak_and_malformed_datagrams_are_dropped() {
     let (me, driver) = bind(&config(7)).unwrap();
     let stats = driver.stats();
-    let (tx, _rx) = mpsc::channel(8);
+    let (tx, _rx) = mpsc::channel::<trellis_bip::Received>(8);
     tokio::spawn(driver.run(tx));
     let peer = UdpSocket::bind("127.0.77.8:0").await.unwrap();
     peer.send_to(&[0x81, 0x0A, 0x00, 0x09, 0x01], me.local_addr()).await.unwrap(); // length lies
@@ -178,7 +178,7 @@ async fn a_datagram_whose_length_lies_is_dropped_counted_and_never_answered() {
             trellis_bip::enable_bbmd(&mut me, &mut driver, c);
         }
         let stats = driver.stats();
-        let (tx, _rx) = mpsc::channel(64);
+        let (tx, _rx) = mpsc::channel::<trellis_bip::Received>(64);
         tokio::spawn(driver.run(tx));
         let peer = UdpSocket::bind((Ipv4Addr::new(127, 0, 77, last + 100), 0)).await.unwrap();
         let mut sent = 0;

@@ -21,6 +21,9 @@ use bacnet::{AnyValue, BitString, CharacterString, Element, ObjectIdentifier, Va
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod sc;
+pub use sc::ScView;
+
 /// BACnetNetworkType (Clause 21).
 const NETWORK_TYPE_MSTP: u32 = 2;
 const NETWORK_TYPE_IPV4: u32 = 5;
@@ -64,6 +67,8 @@ pub enum PortKind {
         /// The port's VMAC (its MAC_Address).
         vmac: [u8; 3],
     },
+    /// BACnet/SC (Annex AB): a node on its hubs.
+    Sc(Box<ScView>),
     /// A virtual network behind the gateway's router.
     Virtual {
         /// The station's MAC on it (empty for the router's own side).
@@ -166,6 +171,7 @@ impl NetworkPort {
                 list.extend([P::BACNET_IP_MODE, P::IP_ADDRESS, P::BACNET_IP_UDP_PORT, P::IP_SUBNET_MASK])
             }
             PortKind::Mstp { .. } => list.extend([P::MAX_MASTER, P::MAX_INFO_FRAMES]),
+            PortKind::Sc(_) => list.extend(sc::PROPERTIES),
             PortKind::Virtual { .. } | PortKind::Ipv6 { .. } => {}
         }
         if self.routes.is_some() {
@@ -219,6 +225,7 @@ impl NetworkPort {
                 PortKind::Mstp { .. } => NETWORK_TYPE_MSTP,
                 PortKind::Virtual { .. } => NETWORK_TYPE_VIRTUAL,
                 PortKind::Ipv6 { .. } => NETWORK_TYPE_IPV6,
+                PortKind::Sc(_) => sc::NETWORK_TYPE_SECURE_CONNECT,
             })
             .into(),
             P::PROTOCOL_LEVEL => Value::Enumerated(PROTOCOL_LEVEL_APPLICATION).into(),
@@ -245,6 +252,7 @@ impl NetworkPort {
                 PortKind::Mstp { mac, .. } => vec![*mac],
                 PortKind::Virtual { mac } => mac.clone(),
                 PortKind::Ipv6 { vmac, .. } => vmac.to_vec(),
+                PortKind::Sc(view) => view.vmac(),
             })
             .into(),
             P::BACNET_IP_MODE => {
@@ -281,7 +289,10 @@ impl NetworkPort {
                     (_, b) => fdt(&b.map(|b| b.fdt()).unwrap_or_default()),
                 }
             }
-            _ => return Err(unknown),
+            _ => match &self.kind {
+                PortKind::Sc(view) => view.read(p).ok_or(unknown)?,
+                _ => return Err(unknown),
+            },
         })
     }
 }
