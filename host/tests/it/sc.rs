@@ -1,11 +1,14 @@
-//! BACnet/SC with `trellis sc certs`' PKI, and with rusty-bacnet's SC
-//! stack:
+//! BACnet/SC with `trellis sc certs`' PKI, in the gateway, and with
+//! rusty-bacnet's SC stack:
 //!
 //! ```text
 //! trellis sc certs ──▶ ca.pem, hub.pem/.key, node1..2.pem/.key (keys 0600)
 //! rusty SC server (node 2) ──TLS 1.3 + hub.bsc.bacnet.org──▶ our hub ◀── our node (node 1)
 //! our node ──Who-Is (broadcast)──▶ our hub ──▶ rusty server ──I-Am──▶ our hub ──▶ our node
 //! our node ──TLS 1.3──▶ rusty-bacnet's ScHub: connected (Connect-Request/Accept between the two stacks)
+//! our CLI ──Who-Is, ReadProperty──▶ rusty's ScHub ──▶ rusty SC server
+//! rusty SC client ──Who-Is, ReadProperty──▶ our hub (a device's hub function) ──▶ our device
+//! examples/sc-hub.toml: our CLI ──▶ our hub ──▶ our two devices (tshark dissects the CLI's sessions)
 //! ```
 
 use crate::scratch::Scratch;
@@ -67,7 +70,7 @@ fn wait_line(rx: &std::sync::mpsc::Receiver<String>, what: impl Fn(&str) -> bool
 
 fn certs(dir: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
-        .args(["sc", "certs", "--out", dir.to_str().unwrap(), "--nodes", "2"])
+        .args(["sc", "certs", "--out", dir.to_str().unwrap(), "--nodes", "3"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -146,7 +149,7 @@ async fn a_rusty_bacnet_sc_device_answers_our_node_through_our_hub() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn our_node_connects_to_rusty_bacnets_hub() {
+async fn our_node_connects_to_rusty_bacnets_hub_and_our_cli_reads_its_device_there() {
     let scratch = Scratch::new("sc", "rusty-hub");
     let pki = scratch.path("pki");
     certs(&pki);
@@ -154,16 +157,29 @@ async fn our_node_connects_to_rusty_bacnets_hub() {
     let bind = format!("127.0.0.1:{port}");
     let (_hub, lines) = rusty(&["hub", "--bind", &bind, "--pki", pki.to_str().unwrap()]);
     wait_line(&lines, |l| l.starts_with("READY"));
-    let (node, _up) = our_node(&format!("wss://127.0.0.1:{port}/"), &pki);
+    let hub = format!("wss://127.0.0.1:{port}/");
+    let (node, _up) = our_node(&hub, &pki);
     until("connected to rusty's hub", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
     wait_line(&lines, |l| l == "clients 1");
+
+    // Our CLI (node 3) reads rusty's SC device (node 2) through rusty's hub.
+    let (_server, server_lines) = rusty(&["server", "--hub", &hub, "--pki", pki.to_str().unwrap(), "--node", "2"]);
+    wait_line(&server_lines, |l| l.starts_with("READY"));
+    let (ok, found) = sc_cli(&hub, &pki, &["whois", "--wait", "2"]);
+    assert!(ok, "{found}");
+    let device = address_of(&found, 4102);
+    assert_eq!(device, "sc:025255530002", "rusty's VMAC");
+    let (ok, value) = sc_cli(&hub, &pki, &["read", &device, "analog-input,1", "present-value"]);
+    assert!(ok && value.contains("21.5"), "{value}");
 }
 
-/// `trellis ARGS` on BACnet/SC through `hub` as node 3 of `pki`: (exit
-/// status ok, stdout and stderr).
+/// `trellis ARGS` on BACnet/SC through `hub` as node 3 of `pki`, writing
+/// its TLS secrets to `pki/keys.log` for tshark: (exit status ok, stdout
+/// and stderr).
 fn sc_cli(hub: &str, pki: &Path, args: &[&str]) -> (bool, String) {
     let file = |name: &str| pki.join(name).to_str().unwrap().to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .env("SSLKEYLOGFILE", pki.join("keys.log"))
         .args(["--sc-hub", hub, "--cert", &file("node3.pem"), "--key", &file("node3.key"), "--ca", &file("ca.pem")])
         .args(["--timeout-ms", "3000"])
         .args(args)
@@ -184,8 +200,46 @@ fn address_of(whois: &str, instance: u32) -> String {
         .to_string()
 }
 
+/// tshark capturing TCP port `port` on `lo` into `pcap`, once it says it
+/// captures; stopped (SIGINT) and reaped when dropped.
+struct Capture(Child);
+
+impl Capture {
+    fn start(port: u16, pcap: &Path) -> Capture {
+        let mut tshark = Command::new("tshark")
+            .args(["-i", "lo", "-f", &format!("tcp port {port}"), "-w"])
+            .arg(pcap)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("tshark is installed by the README's test command");
+        let stderr = tshark.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("Capturing on") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(30)).expect("tshark started capturing");
+        // It says so a moment before its filter is in place.
+        std::thread::sleep(Duration::from_secs(1));
+        Capture(tshark)
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
+        let _ = self.0.wait();
+    }
+}
+
 /// `examples/sc-hub.toml`: device 701's port runs the hub function and
-/// device 702 is a node of it; our CLI is a third node.
+/// device 702 is a node of it; our CLI is a third node. The CLI's TLS
+/// sessions are decrypted with its key log and dissected by tshark.
 ///
 /// ```text
 /// CLI (node 3) ──Who-Is──▶ hub (701's port) ──▶ 701, 702 ──I-Am──▶ hub ──▶ CLI
@@ -212,6 +266,8 @@ fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
     assert!(gateway.log().contains("hub function on wss://127.0.0.1:"), "{}", gateway.log());
 
     let hub = format!("wss://127.0.0.1:{port}/");
+    let pcap = scratch.path("sc.pcapng");
+    let capture = Capture::start(port, &pcap);
     let (ok, found) = sc_cli(&hub, &pki, &["whois", "--wait", "2"]);
     assert!(ok, "{found}\ngateway:\n{}", gateway.log());
     let (d701, d702) = (address_of(&found, 701), address_of(&found, 702));
@@ -235,6 +291,28 @@ fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
     assert!(ok && mac.replace([' ', ':'], "").to_lowercase().contains(d702.trim_start_matches("sc:")), "{mac}");
     let (ok, kind) = sc_cli(&hub, &pki, &["read", &d701, "network-port,1", "network-type"]);
     assert!(ok && kind.contains("11"), "secure-connect (11): {kind}");
+    drop(capture);
+
+    // TLS 1.3 all the way; decrypted with the CLI's key log, every frame
+    // dissects as BACnet/SC.
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .arg("-o")
+        .arg(format!("tls.keylog_file:{}", pki.join("keys.log").display()))
+        .args(["-d", &format!("tcp.port=={port},tls"), "-V"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "tshark -r: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Version: TLS 1.3") || text.contains("Supported Version: TLS 1.3"), "TLS 1.3");
+    assert!(text.contains("Sec-WebSocket-Protocol: hub.bsc.bacnet.org"), "the hub subprotocol");
+    for expected in ["Connect-Request", "Connect-Accept", "Encapsulated-NPDU", "who-Is", "i-Am", "readProperty", "writeProperty", "readPropertyMultiple"] {
+        assert!(text.contains(expected), "tshark saw no {expected}");
+    }
+    for bad in ["Malformed", "Expert Info (Error"] {
+        assert!(!text.contains(bad), "tshark reports `{bad}`:\n{text}");
+    }
 }
 
 /// rusty-bacnet's SC client reads our device through our hub:
