@@ -304,7 +304,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         return simline::run(a).await;
     }
     if let Command::Sc(a) = command {
-        return sc::run(a);
+        return sc::run(a, g).await;
     }
     if g.bbmd6.is_some() && g.ipv6.is_none() {
         return Err(Failure::usage("--bbmd6 needs --ipv6 (the address to talk BACnet/IPv6 from)"));

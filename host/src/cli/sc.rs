@@ -1,5 +1,6 @@
 //! `trellis sc`: BACnet/SC tools. `certs` writes a test PKI — a CA, a hub
-//! certificate and node certificates — to try BACnet/SC out with.
+//! certificate and node certificates — to try BACnet/SC out with; `hub`
+//! runs a hub on its own (no device), e.g. a failover hub.
 
 use super::Failure;
 use clap::{Args, Subcommand};
@@ -23,6 +24,25 @@ pub enum ScCommand {
     ///
     /// Example: trellis sc certs --out pki --hub-host localhost --hub-host 127.0.0.1 --nodes 2
     Certs(CertsArgs),
+    /// Run a BACnet/SC hub on its own (no device behind it) until Ctrl-C or
+    /// SIGTERM, with the global --cert, --key and --ca: TLS 1.3, node
+    /// certificates checked against --ca. Refusals are logged and counted;
+    /// the counters are printed on exit.
+    ///
+    /// Example: trellis sc hub --listen 127.0.0.1:47844 --cert pki/hub.pem --key pki/hub.key --ca pki/ca.pem
+    Hub(HubArgs),
+}
+
+/// Arguments of `trellis sc hub`.
+#[derive(Debug, Args)]
+pub struct HubArgs {
+    /// Where to listen (IP:PORT).
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: std::net::SocketAddr,
+    /// Seconds of silence from a node before the hub closes its connection
+    /// (twice the heartbeat; default 300).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
+    pub heartbeat_s: u32,
 }
 
 /// Arguments of `trellis sc certs`.
@@ -44,8 +64,9 @@ pub struct CertsArgs {
 }
 
 /// Run `trellis sc`.
-pub fn run(a: ScArgs) -> Result<(), Failure> {
+pub async fn run(a: ScArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
     match a.command {
+        ScCommand::Hub(h) => hub(h, g).await,
         ScCommand::Certs(c) => {
             let hosts: Vec<&str> = c.hub_hosts.iter().map(String::as_str).collect();
             let written = trellis_sc::pki::write_test_pki(&c.out, &hosts, c.nodes, c.years).map_err(|e| Failure {
@@ -58,4 +79,54 @@ pub fn run(a: ScArgs) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+async fn hub(h: HubArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
+    use bacnet::bvlc_sc::ConnectInfo;
+    use bacnet::sc::connection::ConnectionConfig;
+    use std::sync::atomic::Ordering::Relaxed;
+    let (Some(cert), Some(key), Some(ca)) = (&g.cert, &g.key, &g.ca) else {
+        return Err(Failure::usage("sc hub needs --cert, --key and --ca (the hub's certificate, key and issuers)"));
+    };
+    let other = |message: String| Failure { code: super::exit::OTHER, message };
+    let creds = trellis_sc::tls::ScCredentials::from_pem_files(cert, key, ca).map_err(|e| other(e.to_string()))?;
+    let tls = creds.server_config().map_err(|e| other(e.to_string()))?;
+    let listener =
+        tokio::net::TcpListener::bind(h.listen).await.map_err(|e| other(format!("--listen {}: {e}", h.listen)))?;
+    let me = ConnectInfo {
+        vmac: trellis_sc::identity::random_vmac(),
+        uuid: trellis_sc::identity::derived_uuid(0x3F_FFFF, creds.chain[0].as_ref()),
+        max_bvlc_len: 1600,
+        max_npdu_len: 1497,
+    };
+    let mut connection = ConnectionConfig::new(me);
+    connection.heartbeat = std::time::Duration::from_secs(h.heartbeat_s.into());
+    let stats = std::sync::Arc::new(trellis_sc::hub::HubPortStats::default());
+    let serving = trellis_sc::hub::serve_hub(listener, tls, bacnet::sc::hub::HubConfig::new(connection), stats.clone());
+    eprintln!("trellis: BACnet/SC hub on wss://{}/ — Ctrl-C to stop", h.listen);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| other(format!("SIGTERM handler: {e}")))?;
+    let ended = tokio::select! {
+        r = serving => r.map_err(|e| other(format!("hub on {}: {e}", h.listen))),
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+    };
+    let c = stats.hub();
+    eprintln!(
+        "trellis: hub stopped: {} node(s) connected; refused: {} TLS, {} subprotocol, {} handshake timeouts, \
+         {} duplicate VMACs, {} at the bound; {} unicasts and {} broadcasts relayed, {} to unknown destinations, \
+         {} dropped on full queues, {} bad frames",
+        stats.connected_nodes.load(Relaxed),
+        stats.tls_refused.load(Relaxed),
+        stats.wrong_subprotocol.load(Relaxed),
+        stats.handshake_timeouts.load(Relaxed),
+        c.refused_duplicate,
+        c.refused_full,
+        c.unicasts,
+        c.broadcasts,
+        c.unknown_destination,
+        stats.queue_full.load(Relaxed) + c.queue_full,
+        stats.bad_frames.load(Relaxed),
+    );
+    ended
 }

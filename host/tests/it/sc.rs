@@ -93,7 +93,7 @@ fn our_node(uri: &str, dir: &Path) -> (ScNode, tokio::sync::mpsc::Receiver<bacne
 }
 
 async fn until(what: &str, ok: impl Fn() -> bool) {
-    for _ in 0..400 {
+    for _ in 0..1200 {
         if ok() {
             return;
         }
@@ -352,4 +352,130 @@ fn rusty_bacnets_sc_client_reads_our_device_through_our_hub() {
         gateway.log()
     );
     assert_eq!(said.lines().filter(|l| l.contains("\"ok\": true")).count(), 4, "{said}");
+}
+
+/// `trellis sc hub` on `port` with `pki`'s hub certificate, once it says it
+/// listens.
+fn standalone_hub(port: u16, pki: &Path) -> Peer {
+    let file = |name: &str| pki.join(name).to_str().unwrap().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["sc", "hub", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--cert", &file("hub.pem"), "--key", &file("hub.key"), "--ca", &file("ca.pem")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start trellis sc hub");
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    wait_line(&rx, |l| l.contains("BACnet/SC hub on wss://"));
+    Peer(child)
+}
+
+/// Failover under load: a device and our client, both nodes with hub A as
+/// primary and hub B as failover, the client reading all along.
+///
+/// ```text
+/// client ──RP──▶ hub A ──▶ device 801          (both on the primary)
+///            hub A killed (SIGKILL): both nodes see the close
+/// client ──RP──▶ hub B ──▶ device 801          (both on the failover: a few reads lost while they switch)
+///            hub A back: each node returns to it at its reconnect interval, then lets B go
+/// client ──RP──▶ hub A ──▶ device 801
+/// ```
+///
+/// Every read after both nodes are on the failover succeeds; the switch
+/// takes less than the heartbeat timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_and_a_client_fail_over_to_the_second_hub_and_back_while_reading() {
+    use bacnet::enums::PropertyIdentifier as P;
+    use trellis::client::{Client, Destination};
+    let scratch = Scratch::new("sc", "failover");
+    let pki = scratch.path("sc-pki");
+    certs(&pki);
+    let (pa, pb) = (crate::peers::free_port(), crate::peers::free_port());
+    let (hub_a, hub_b) = (format!("wss://127.0.0.1:{pa}/"), format!("wss://127.0.0.1:{pb}/"));
+    let a = standalone_hub(pa, &pki);
+    let _b = standalone_hub(pb, &pki);
+    let heartbeat_s = 10;
+    let config = scratch.path("failover.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[device]]\ninstance = 801\nplugin = \"builtin:demo-building\"\n\
+             sc = {{ primary_hub = \"{hub_a}\", failover_hub = \"{hub_b}\", certificate = \"sc-pki/node1.pem\", \
+             key = \"sc-pki/node1.key\", issuers = \"sc-pki/ca.pem\", reconnect_s = 1, heartbeat_s = {heartbeat_s} }}\n"
+        ),
+    )
+    .unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+
+    let mut section = trellis::sc_port::ScSection::for_cli(
+        hub_a.clone(),
+        Some(hub_b.clone()),
+        pki.join("node2.pem"),
+        pki.join("node2.key"),
+        pki.join("ca.pem"),
+    );
+    section.reconnect_s = 1;
+    section.heartbeat_s = heartbeat_s;
+    let started = trellis::sc_port::start(&section, 0x3F_FFFE, &scratch.0).unwrap();
+    let node = started.port.node.clone();
+    until("the client on hub A", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+    let tsm = bacnet::tsm::TsmConfig {
+        apdu_timeout: Duration::from_millis(500),
+        retries: 0,
+        ..Default::default()
+    };
+    let client = Client::on_sc(started.port.node, started.port.up, tsm);
+    let found = client
+        .who_is(Destination::GlobalBroadcast, Some((801, 801)), Duration::from_secs(3))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let device = found.first().unwrap_or_else(|| panic!("device 801 on hub A: {}", gateway.log())).address.clone();
+    let av1 = bacnet::ObjectIdentifier::new(bacnet::ObjectType::ANALOG_VALUE, 1).unwrap();
+    let read = || client.read_property(&device, av1, P::PRESENT_VALUE, None);
+    for _ in 0..20 {
+        read().await.expect("reads through hub A");
+    }
+
+    // Hub A dies. Read until a read succeeds again (both on hub B).
+    let killed = std::time::Instant::now();
+    let _ = Command::new("kill").args(["-KILL", &a.0.id().to_string()]).status();
+    drop(a);
+    let mut lost = 0;
+    loop {
+        match read().await {
+            Ok(_) => break,
+            Err(_) => lost += 1,
+        }
+        assert!(killed.elapsed() < Duration::from_secs(60), "no read through hub B within 60 s: {}", gateway.log());
+    }
+    let switch = killed.elapsed();
+    assert_eq!(node.status().hub, HubConnectionStatus::CONNECTED_TO_FAILOVER);
+    for i in 0..100 {
+        read().await.unwrap_or_else(|e| panic!("read {i} after the failover completed: {e}"));
+    }
+    println!("failover: {lost} reads lost, switch in {switch:?}");
+    assert!(switch < Duration::from_secs(heartbeat_s.into()), "the switch took {switch:?}");
+
+    // Hub A returns: both nodes go back to it, and reads go on there.
+    let _a = standalone_hub(pa, &pki);
+    until("the client back on hub A", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+    let back = std::time::Instant::now();
+    let mut ok_in_a_row = 0;
+    while ok_in_a_row < 50 {
+        match read().await {
+            Ok(_) => ok_in_a_row += 1,
+            Err(_) => ok_in_a_row = 0,
+        }
+        assert!(back.elapsed() < Duration::from_secs(60), "no steady reads on hub A again: {}", gateway.log());
+    }
+    drop(gateway);
 }
