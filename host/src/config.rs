@@ -276,6 +276,9 @@ pub struct RouterPortSection {
     /// unused); its VMAC is `vmac_instance` in three octets, by default
     /// 0x3F0000 plus the network number.
     pub bip6: Option<Bip6Section>,
+    /// A BACnet/SC port instead of B/IP (`bind` and `port` are then
+    /// unused): a node on its hubs, optionally running the hub function.
+    pub sc: Option<crate::sc_port::ScSection>,
 }
 
 impl RouterSection {
@@ -284,7 +287,9 @@ impl RouterSection {
         if d.virtual_network.is_some() || d.mstp.is_some() || d.sc.is_some() {
             return None;
         }
-        self.ports.iter().position(|p| p.mstp.is_none() && p.bip6.is_none() && p.bind == d.bind && p.port == d.port)
+        self.ports
+            .iter()
+            .position(|p| p.mstp.is_none() && p.bip6.is_none() && p.sc.is_none() && p.bind == d.bind && p.port == d.port)
     }
 }
 
@@ -730,6 +735,17 @@ impl Config {
                     (1..=65534).contains(&p.network) && networks.insert(p.network),
                     "router port {n}: network must be 1..=65534 and differ from the other ports'"
                 );
+                if let Some(sc) = &p.sc {
+                    anyhow::ensure!(
+                        p.mstp.is_none() && p.bbmd.is_none() && p.bip6.is_none(),
+                        "router port {n}: a BACnet/SC port has no mstp, bip6 or bbmd"
+                    );
+                    sc.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
+                    if let Some(h) = &sc.hub_function {
+                        anyhow::ensure!(hub_functions.insert(h.clone()), "router port {n}: hub_function {h} is taken");
+                    }
+                    continue;
+                }
                 if let Some(b) = &p.bip6 {
                     anyhow::ensure!(
                         p.mstp.is_none() && p.bbmd.is_none(),

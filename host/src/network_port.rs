@@ -113,6 +113,10 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             if let Some(m) = &p.mstp {
                 return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..mstp(m) });
             }
+            if p.sc.is_some() {
+                let started = routes.sc_views.get(&p.network)?.clone();
+                return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..sc(started) });
+            }
             let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
             let mut port = ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view);
             port.bbmd = p.bbmd.is_some().then(|| routes.bbmd_for(p.network));
@@ -138,6 +142,8 @@ pub struct Routes {
     virtual_networks: Vec<u16>,
     /// Each B/IP router port's BBMD, set when the port is bound.
     bbmds: BTreeMap<u16, BbmdView>,
+    /// Each BACnet/SC router port, once its node is started.
+    sc_views: BTreeMap<u16, crate::server::network_port::ScView>,
 }
 
 impl Routes {
@@ -152,7 +158,13 @@ impl Routes {
             .iter()
             .flat_map(|r| r.ports.iter().filter(|p| p.bbmd.is_some()).map(|p| (p.network, BbmdView::default())))
             .collect();
-        Routes { views, virtual_networks, bbmds }
+        Routes { views, virtual_networks, bbmds, sc_views: BTreeMap::new() }
+    }
+
+    /// Say what the BACnet/SC router port of `network` shows (its node is
+    /// started before the devices are built).
+    pub fn set_sc_view(&mut self, network: u16, view: crate::server::network_port::ScView) {
+        self.sc_views.insert(network, view);
     }
 
     /// The BBMD view of router port `network` (set once its port is a BBMD).

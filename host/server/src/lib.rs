@@ -45,7 +45,7 @@ pub use endpoint::{BipPort, bind, serve, serve_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
 pub use sc::{ScPort, serve_sc_on};
 pub use router_node::{
-    MAX_WIRE_ROUNDS, RouterBip6Port, RouterBipPort, RouterMstpPort, RouterNode, VirtualNetwork, serve_router,
+    MAX_WIRE_ROUNDS, RouterBip6Port, RouterBipPort, RouterMstpPort, RouterNode, RouterScPort, VirtualNetwork, serve_router,
     virtual_mac,
 };
 

@@ -1,4 +1,4 @@
-//! A router node: B/IP ports joined by the core's router
+//! A router node: B/IP (and MS/TP, B/IPv6, BACnet/SC) ports joined by the core's router
 //! (`bacnet::router`), virtual networks of served devices behind it, and
 //! at most one served device directly on each B/IP port — all on one task,
 //! run to completion like a single device's station.
@@ -95,6 +95,17 @@ pub struct RouterBip6Port {
     pub routes: RoutingView,
 }
 
+/// A BACnet/SC port of the router: a node on its hubs (no device of the
+/// gateway's own on it).
+pub struct RouterScPort {
+    /// The node, started.
+    pub port: super::sc::ScPort,
+    /// The network number of the SC network on it.
+    pub network: u16,
+    /// Where this port's routing table is published.
+    pub routes: RoutingView,
+}
+
 /// A virtual network of served devices behind the router.
 pub struct VirtualNetwork<M> {
     /// Its network number.
@@ -113,6 +124,8 @@ pub struct RouterNode<M> {
     pub mstp_ports: Vec<RouterMstpPort>,
     /// Its BACnet/IPv6 ports.
     pub bip6_ports: Vec<RouterBip6Port>,
+    /// Its BACnet/SC ports.
+    pub sc_ports: Vec<RouterScPort>,
     /// Its virtual networks.
     pub virtual_networks: Vec<VirtualNetwork<M>>,
     /// Where the router's counters are published for operators and tests.
@@ -294,6 +307,17 @@ struct Bip6Side {
     pending: Vec<(Option<[u8; 3]>, Vec<u8>)>,
 }
 
+/// A BACnet/SC port as the loop holds it.
+struct ScSide {
+    id: PortId,
+    node: trellis_sc::node::ScNode,
+    up: mpsc::Receiver<bacnet::sc::connector::Up>,
+    /// An NPDU taken while waiting, not yet routed.
+    waiting: Option<bacnet::sc::connector::Up>,
+    /// NPDUs to send at the end of the wake-up, by VMAC (or the broadcast VMAC).
+    pending: Vec<(bacnet::bvlc_sc::ScVmac, Vec<u8>)>,
+}
+
 /// An MS/TP port as the loop holds it.
 struct MstpSide {
     id: PortId,
@@ -318,6 +342,7 @@ struct Node<M> {
     epoch: Instant,
     bip: Vec<BipSide<M>>,
     bip6: Vec<Bip6Side>,
+    sc: Vec<ScSide>,
     mstp: Vec<MstpSide>,
     virtuals: Vec<VirtualSide<M>>,
     wire: Arc<Wire>,
@@ -398,6 +423,12 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         drivers6.push(driver);
         bip6.push(Bip6Side { id, handle, pending: Vec::new() });
     }
+    let mut sc = Vec::new();
+    for p in node.sc_ports {
+        let id = plan.add(p.network, BIP_MAX_NPDU, 6, Mac::new(&bacnet::bvlc_sc::BROADCAST_VMAC), &p.routes)?;
+        tracing::info!(network = p.network, "router port: BACnet/SC");
+        sc.push(ScSide { id, node: p.port.node, up: p.port.up, waiting: None, pending: Vec::new() });
+    }
     let mut virtuals = Vec::new();
     for v in node.virtual_networks {
         let id = plan.add(v.network, BIP_MAX_NPDU, 3, None, &v.routes)?;
@@ -424,6 +455,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         epoch: Instant::now(),
         bip,
         bip6,
+        sc,
         mstp,
         virtuals,
         wire,
@@ -458,6 +490,7 @@ impl<M: ObjectModel> Node<M> {
                 _ = wake.notified() => {}
                 _ = any_received(&mut self.mstp) => {}
                 _ = any_readable6(&drivers6) => {}
+                _ = any_received_sc(&mut self.sc) => {}
                 _ = sleep_until(deadline) => {}
             }
             self.wire.busy.store(true, Ordering::Release);
@@ -473,6 +506,9 @@ impl<M: ObjectModel> Node<M> {
             }
             for i in 0..self.mstp.len() {
                 self.mstp_intake(i);
+            }
+            for i in 0..self.sc.len() {
+                self.sc_intake(i);
             }
             for (i, driver) in drivers6.iter_mut().enumerate() {
                 let id = self.bip6[i].id;
@@ -572,6 +608,19 @@ impl<M: ObjectModel> Node<M> {
         }
     }
 
+    /// What BACnet/SC port `i` received (no device of ours is on it: only
+    /// what is routed counts).
+    fn sc_intake(&mut self, i: usize) {
+        for _ in 0..MAX_BATCH {
+            let side = &mut self.sc[i];
+            let Some(u) = side.waiting.take().or_else(|| side.up.try_recv().ok()) else { return };
+            let Some(origin) = u.origin else { continue };
+            let (id, now) = (side.id, self.now());
+            let _ = self.router.handle_npdu_with(now, id, &origin, &u.npdu, &mut *self.policy);
+            self.deliver(None);
+        }
+    }
+
     /// Hand the router's transmits to their ports. `origin`: the B/IP
     /// address the NPDU that caused them came from, which virtual devices
     /// see as their peer's link (for per-address limits).
@@ -610,6 +659,15 @@ impl<M: ObjectModel> Node<M> {
                     LinkTarget::Unicast(mac) => match mac.as_bytes() {
                         &[a, b, c] => Some([a, b, c]),
                         _ => continue,
+                    },
+                };
+                side.pending.push((to, t.npdu));
+            } else if let Some(side) = self.sc.iter_mut().find(|b| b.id == t.port) {
+                let to = match t.to {
+                    LinkTarget::Broadcast => bacnet::bvlc_sc::BROADCAST_VMAC,
+                    LinkTarget::Unicast(mac) => match mac.as_bytes().try_into() {
+                        Ok(vmac) => vmac,
+                        Err(_) => continue,
                     },
                 };
                 side.pending.push((to, t.npdu));
@@ -673,6 +731,13 @@ impl<M: ObjectModel> Node<M> {
     }
 
     async fn send_pending(&mut self) {
+        for side in &mut self.sc {
+            for (to, npdu) in side.pending.drain(..) {
+                if let Err(e) = side.node.send(to, npdu).await {
+                    tracing::debug!(error = %e, "router: an NPDU for the BACnet/SC port was not sent");
+                }
+            }
+        }
         for side in &mut self.bip6 {
             for (to, npdu) in side.pending.drain(..) {
                 let sent = match to {
@@ -761,6 +826,26 @@ async fn any_received(ports: &mut [MstpSide]) {
                 }
                 // The bridge stopped (the driver ended): nothing more comes.
                 Poll::Ready(None) | Poll::Pending => {}
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Wait until a BACnet/SC port has received an NPDU (kept as its `waiting`).
+async fn any_received_sc(ports: &mut [ScSide]) {
+    if ports.is_empty() {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for p in ports.iter_mut() {
+            if p.waiting.is_some() {
+                return Poll::Ready(());
+            }
+            if let Poll::Ready(Some(u)) = p.up.poll_recv(cx) {
+                p.waiting = Some(u);
+                return Poll::Ready(());
             }
         }
         Poll::Pending

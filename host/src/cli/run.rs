@@ -102,7 +102,19 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     // Each router network's routing table, published by the router for the
     // Network Port objects of the device on its port (router ports first,
     // then virtual networks by number).
-    let routes = network_port::Routes::new(router.as_ref(), &config.devices);
+    let mut routes = network_port::Routes::new(router.as_ref(), &config.devices);
+    // The router's BACnet/SC ports start first: the Network Port objects
+    // of the device on a router port show them.
+    let mut router_sc = std::collections::BTreeMap::new();
+    for p in router.iter().flat_map(|r| r.ports.iter()) {
+        if let Some(section) = &p.sc {
+            let _in_shard = shards.for_device(0).enter();
+            let started = crate::sc_port::start(section, 0x3F_0000 + u32::from(p.network), &base)
+                .with_context(|| format!("router port (network {}): BACnet/SC", p.network))?;
+            routes.set_sc_view(p.network, started.view.clone());
+            router_sc.insert(p.network, started);
+        }
+    }
     for (i, d) in config.devices.iter().enumerate() {
         let shard = if routed[i] {
             shards.for_device(0)
@@ -249,7 +261,19 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let mut ports = Vec::new();
         let mut mstp_ports = Vec::new();
         let mut bip6_ports = Vec::new();
+        let mut sc_ports = Vec::new();
         for (p, device) in router.ports.iter().zip(port_devices) {
+            if let Some(started) = router_sc.remove(&p.network) {
+                eprintln!(
+                    "trellis: router: network {} on BACnet/SC via {} (VMAC {})",
+                    p.network,
+                    started.view.primary_hub,
+                    trellis_sc::identity::hex(&started.view.node.status().vmac)
+                );
+                let routes = routes.for_network(p.network);
+                sc_ports.push(crate::server::RouterScPort { port: started.port, network: p.network, routes });
+                continue;
+            }
             if let Some(b) = &p.bip6 {
                 let instance = b.vmac_instance.unwrap_or(0x3F_0000 + u32::from(p.network));
                 let mut config = trellis_bip6::Bip6Config::new(b.bind, b.port, instance);
@@ -316,6 +340,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             ports,
             mstp_ports,
             bip6_ports,
+            sc_ports,
             virtual_networks,
             counters: Default::default(),
             policy,

@@ -479,3 +479,52 @@ async fn a_device_and_a_client_fail_over_to_the_second_hub_and_back_while_readin
     }
     drop(gateway);
 }
+
+/// `examples/sc-router.toml`: the router between B/IP network 1 (device
+/// 901 on its port), BACnet/SC network 2 (its port runs the hub function)
+/// and virtual network 3 (device 903), with rusty-bacnet's SC device on the
+/// hub.
+///
+/// ```text
+/// SC CLI (node 3) ──global Who-Is──▶ hub ──▶ router ──▶ 901 (net 1), 903 (net 3); rusty 4102 on the hub answers too
+/// SC CLI ──RP sc:ROUTER@1:901's MAC──▶ hub ──▶ router ──▶ 901 ──▶ router ──▶ hub ──▶ SC CLI
+/// B/IP CLI ──RP 127.0.0.1:PORT@2:rusty's VMAC──▶ router ──▶ hub ──▶ rusty 4102 ──▶ hub ──▶ router ──▶ B/IP CLI
+/// ```
+#[test]
+fn the_sc_router_example_routes_between_bacnet_ip_sc_and_a_virtual_network() {
+    let scratch = Scratch::new("sc", "router");
+    let pki = scratch.path("sc-pki");
+    certs(&pki);
+    let (bip, hub_port) = (crate::peers::free_port(), crate::peers::free_port());
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sc-router.toml"))
+        .unwrap()
+        .replace("47808", &bip.to_string())
+        .replace("47843", &hub_port.to_string());
+    let config = scratch.path("sc-router.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    assert!(gateway.log().contains("router: network 2 on BACnet/SC"), "{}", gateway.log());
+    let hub = format!("wss://127.0.0.1:{hub_port}/");
+    let (_rusty, lines) = rusty(&["server", "--hub", &hub, "--pki", pki.to_str().unwrap(), "--node", "2"]);
+    wait_line(&lines, |l| l.starts_with("READY"));
+
+    let (ok, found) = sc_cli(&hub, &pki, &["whois", "--global", "--wait", "2"]);
+    assert!(ok, "{found}\ngateway:\n{}", gateway.log());
+    let (d901, d903, rusty_device) = (address_of(&found, 901), address_of(&found, 903), address_of(&found, 4102));
+    assert!(d901.contains("@1:") && d903.contains("@3:"), "routed devices: {found}");
+    assert_eq!(rusty_device, "sc:025255530002", "rusty's device is on the hub itself");
+    let (ok, value) = sc_cli(&hub, &pki, &["read", &d901, "analog-value,1", "present-value"]);
+    assert!(ok, "SC → router → B/IP: {value}");
+    let (ok, name) = sc_cli(&hub, &pki, &["read", &d903, "device,903", "object-name"]);
+    assert!(ok && !name.trim().is_empty(), "SC → router → virtual network: {name}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--port", "0", "--timeout-ms", "3000", "read"])
+        .arg(format!("127.0.0.1:{bip}@2:025255530002"))
+        .args(["analog-input,1", "present-value"])
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("21.5"), "B/IP → router → SC: {said}\n{}", gateway.log());
+}
