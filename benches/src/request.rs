@@ -91,6 +91,15 @@ pub fn encode(object: ObjectIdentifier, property: PropertyIdentifier, invoke_id:
     Ok(datagram)
 }
 
+/// The NPDU of a local confirmed ReadProperty (for datalinks without a BVLL
+/// such as BACnet/SC), and the offset of its invoke ID.
+pub fn encode_npdu(object: ObjectIdentifier, property: PropertyIdentifier) -> Result<(Vec<u8>, usize), EncodeError> {
+    let apdu = encode_apdu(object, property, 0);
+    let mut npdu = Vec::new();
+    Npdu::local_apdu(&apdu, true).encode(&mut npdu)?;
+    Ok((npdu.clone(), npdu.len() - apdu.len() + 2))
+}
+
 /// What an answer to one of our requests says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -116,7 +125,11 @@ pub enum Answer {
 /// `echo`: the target is a bare UDP echo server, whose "answer" is our own
 /// Confirmed-Request coming back; it counts as an [`Answer::Ack`].
 pub fn classify(datagram: &[u8], echo: bool) -> Option<(u8, Answer)> {
-    let npdu = Bvll::decode(datagram).ok()?.npdu()?;
+    classify_npdu(Bvll::decode(datagram).ok()?.npdu()?, echo)
+}
+
+/// [`classify`] for an NPDU without its BVLL.
+pub fn classify_npdu(npdu: &[u8], echo: bool) -> Option<(u8, Answer)> {
     let NpduPayload::Apdu(apdu) = Npdu::decode(npdu).ok()?.payload else {
         return None;
     };

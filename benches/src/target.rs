@@ -16,7 +16,7 @@ use crate::request::{Answer, ReadPropertyTemplate, classify, decode_ack};
 use bacnet::{ObjectIdentifier, ObjectType};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -457,6 +457,65 @@ impl Server {
 }
 
 impl Drop for Server {
+    fn drop(&mut self) {
+        reap(self.pid);
+    }
+}
+
+/// A helper process of a scenario (a BACnet/SC hub, an SC device: what is
+/// not probed over B/IP), killed by PID when dropped.
+#[derive(Debug)]
+pub struct Spawned {
+    /// What it is, for messages.
+    pub name: String,
+    /// Its process ID.
+    pub pid: u32,
+    /// Its stderr.
+    pub log: PathBuf,
+}
+
+impl Spawned {
+    /// Start `program ARGS`, pinned to `cpu` when given, stderr to a log
+    /// file under `programs.log_dir`.
+    pub fn start(name: &str, program: &Path, args: &[String], programs: &Programs, cpu: Option<&str>) -> io::Result<Spawned> {
+        let mut command = match cpu {
+            Some(cpu) => {
+                let mut c = Command::new("taskset");
+                c.args(["-c", cpu]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        };
+        let log = programs.log_dir.join(format!("{name}.log"));
+        command.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log)?);
+        let child = command.spawn().map_err(|e| io::Error::new(e.kind(), format!("start {name}: {e}")))?;
+        let pid = child.id();
+        children().push(child);
+        Ok(Spawned { name: name.to_string(), pid, log })
+    }
+
+    /// The exit status, once the process has ended.
+    pub fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut c = children();
+        let child = c.iter_mut().find(|c| c.id() == self.pid)?;
+        child.try_wait().ok().flatten()
+    }
+
+    /// Resident memory now (`VmRSS`), KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        procfs::status_kib(self.pid, "VmRSS")
+    }
+
+    /// The last lines of its stderr, for an error message.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read(&self.log).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(5)..].join("\n")
+    }
+}
+
+impl Drop for Spawned {
     fn drop(&mut self) {
         reap(self.pid);
     }

@@ -159,6 +159,18 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// BACnet/SC side by side with rusty-bacnet: ReadProperty through each
+    /// side's hub to its SC device (a hub process and a device process each;
+    /// the same client nodes of this process, TLS 1.3), our B/IP beside it;
+    /// then a fresh hub of each with --nodes idle nodes: handshakes per
+    /// second, resident memory per connection, broadcast fan-out.
+    Sc {
+        /// Idle nodes connected in the hub step.
+        #[arg(long, default_value_t = 1000)]
+        nodes: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
     /// cold start apart; the gateway (demo-building plugin) runs in this
@@ -380,6 +392,10 @@ fn main() -> anyhow::Result<()> {
         Scenario::Router { scale, common } => {
             let o = steps(&common, &[1, 10], &[1])?;
             with_env(&common, |env| scenario::router::run(env, scale, &o))
+        }
+        Scenario::Sc { nodes, common } => {
+            let o = steps(&common, &[1, 10], &[1, 16])?;
+            with_env(&common, |env| scenario::sc::run(env, nodes, &o))
         }
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));

@@ -5,17 +5,20 @@
 //!                                                                           ◀─bounded queue─ per-connection writer
 //! ```
 //!
-//! One task owns the core's [`Hub`]: every connection's reader sends it
-//! the frames it receives, and it hands each connection's frames to that
-//! connection's bounded queue (a full queue drops the frame and counts
-//! it: a node that does not read cannot hold up the others). TLS and
+//! The core's [`Hub`] sits behind a lock shared by the connections: each
+//! connection's reader hands the frames it receives to it and puts what it
+//! relays on the destinations' bounded queues (a full queue drops the frame
+//! and counts it: a node that does not read cannot hold up the others);
+//! each connection's writer sends its queue in bursts, one flush per burst.
+//! A timer task runs the hub's timers. TLS and
 //! WebSocket handshakes run per connection, each under a time limit. Every
 //! refusal — TLS (no or untrusted certificate), the wrong subprotocol, the
 //! connection bound, a handshake too slow — is logged once with the peer's
 //! address and what was wrong, and counted.
 //!
 //! Must never: accept a WebSocket without TLS and a trusted client
-//! certificate, or block the hub task on one connection.
+//! certificate, hold the hub's lock across an await, or let one connection's
+//! writes hold up another's.
 
 use crate::HUB_SUBPROTOCOL;
 use bacnet::sc::hub::{ConnId, Hub, HubConfig, HubCounters};
@@ -26,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::Message;
@@ -56,7 +59,8 @@ pub struct HubPortStats {
     pub bad_frames: AtomicU64,
     /// Nodes connected now.
     pub connected_nodes: AtomicU64,
-    /// The core hub's counters, as last published.
+    /// The core hub's counters, as last published (at every connection's
+    /// opening and closing, and four times a second).
     pub hub: Mutex<HubCounters>,
 }
 
@@ -67,13 +71,54 @@ impl HubPortStats {
     }
 }
 
-/// What connections tell the hub task.
-enum ToHub {
-    /// A WebSocket is up: its handle and its queue, or `None` at the bound.
-    Open(mpsc::Sender<Vec<u8>>, oneshot::Sender<Option<ConnId>>),
-    Frame(ConnId, Vec<u8>),
-    Closed(ConnId),
+/// The core hub and the connections' queues, shared by every
+/// connection's reader (which hands its frames to the hub itself: no task
+/// between a frame's arrival and its destination's queue) and the timer.
+struct Shared {
+    hub: Hub,
+    queues: HashMap<ConnId, mpsc::Sender<Vec<u8>>>,
+    epoch: Instant,
 }
+
+type SharedHub = Arc<Mutex<Shared>>;
+
+fn lock(shared: &SharedHub) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// Hand what the hub sends to the connections' queues (a full queue
+    /// drops the frame, counted), end the connections it closed, and say
+    /// how many nodes are connected; with `publish`, also the hub's
+    /// counters (a sum over the connections: not for every frame).
+    fn flush(&mut self, stats: &HubPortStats, publish: bool) {
+        while let Some((id, frame)) = self.hub.poll_transmit() {
+            if let Some(q) = self.queues.get(&id)
+                && q.try_send(frame).is_err()
+            {
+                stats.queue_full.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        while let Some(id) = self.hub.poll_closed() {
+            // Dropping its queue ends its writer, which closes the WebSocket
+            // after what is queued.
+            self.queues.remove(&id);
+            self.hub.close(id);
+        }
+        stats.connected_nodes.store(self.hub.node_count() as u64, Ordering::Relaxed);
+        if publish {
+            *stats.hub.lock().unwrap_or_else(PoisonError::into_inner) = self.hub.counters();
+        }
+    }
+}
+
+/// How late the hub's timers may run: they are of seconds (connect and
+/// disconnect waits, heartbeats), and a frame never waits for them.
+const TIMER_GRANULARITY: Duration = Duration::from_millis(250);
 
 /// Serve the hub function on `listener` until the future is dropped.
 pub async fn serve_hub(
@@ -82,8 +127,8 @@ pub async fn serve_hub(
     config: HubConfig,
     stats: Arc<HubPortStats>,
 ) -> std::io::Result<()> {
-    let (to_hub, from_connections) = mpsc::channel(4096);
-    let hub = tokio::spawn(run_hub(Hub::new(config), from_connections, stats.clone()));
+    let shared = Arc::new(Mutex::new(Shared { hub: Hub::new(config), queues: HashMap::new(), epoch: Instant::now() }));
+    let timer = tokio::spawn(run_timers(shared.clone(), stats.clone()));
     let acceptor = TlsAcceptor::from(tls);
     let result = loop {
         let (tcp, peer) = match listener.accept().await {
@@ -91,53 +136,26 @@ pub async fn serve_hub(
             Err(e) => break Err(e),
         };
         let _ = tcp.set_nodelay(true);
-        tokio::spawn(connection(tcp, peer, acceptor.clone(), to_hub.clone(), stats.clone()));
+        tokio::spawn(connection(tcp, peer, acceptor.clone(), shared.clone(), stats.clone()));
     };
-    hub.abort();
+    timer.abort();
     result
 }
 
-/// The hub task: the core hub, its timers, and the connections' queues.
-async fn run_hub(mut hub: Hub, mut inbound: mpsc::Receiver<ToHub>, stats: Arc<HubPortStats>) {
-    let epoch = Instant::now();
-    let mut queues: HashMap<ConnId, mpsc::Sender<Vec<u8>>> = HashMap::new();
+/// The hub's timers (connect waits, heartbeats), at most
+/// [`TIMER_GRANULARITY`] late.
+async fn run_timers(shared: SharedHub, stats: Arc<HubPortStats>) {
     loop {
-        let deadline = hub.poll_timeout().map(|d| epoch + d);
-        let message = tokio::select! {
-            m = inbound.recv() => match m { Some(m) => Some(m), None => return },
-            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => None,
+        let wait = {
+            let s = lock(&shared);
+            let now = s.now();
+            s.hub.poll_timeout().map_or(TIMER_GRANULARITY, |d| d.saturating_sub(now).min(TIMER_GRANULARITY))
         };
-        let now = epoch.elapsed();
-        match message {
-            Some(ToHub::Open(queue, answer)) => {
-                let id = hub.open(now);
-                if let Some(id) = id {
-                    queues.insert(id, queue);
-                }
-                let _ = answer.send(id);
-            }
-            Some(ToHub::Frame(id, frame)) => hub.handle_frame(now, id, &frame),
-            Some(ToHub::Closed(id)) => {
-                hub.close(id);
-                queues.remove(&id);
-            }
-            None => hub.handle_timeout(now),
-        }
-        while let Some((id, frame)) = hub.poll_transmit() {
-            if let Some(q) = queues.get(&id)
-                && q.try_send(frame).is_err()
-            {
-                stats.queue_full.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        while let Some(id) = hub.poll_closed() {
-            // Dropping its queue ends its writer, which closes the WebSocket
-            // after what is queued.
-            queues.remove(&id);
-            hub.close(id);
-        }
-        *stats.hub.lock().unwrap_or_else(PoisonError::into_inner) = hub.counters();
-        stats.connected_nodes.store(hub.nodes().count() as u64, Ordering::Relaxed);
+        tokio::time::sleep(wait).await;
+        let mut s = lock(&shared);
+        let now = s.now();
+        s.hub.handle_timeout(now);
+        s.flush(&stats, true);
     }
 }
 
@@ -146,7 +164,7 @@ async fn connection(
     tcp: TcpStream,
     peer: SocketAddr,
     acceptor: TlsAcceptor,
-    to_hub: mpsc::Sender<ToHub>,
+    shared: SharedHub,
     stats: Arc<HubPortStats>,
 ) {
     let handshake = async {
@@ -154,10 +172,7 @@ async fn connection(
             stats.tls_refused.fetch_add(1, Ordering::Relaxed);
             format!("TLS: {e}")
         })?;
-        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-            .max_message_size(Some(MAX_FRAME))
-            .max_frame_size(Some(MAX_FRAME));
-        tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(config)).await.map_err(|e| {
+        tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(crate::ws_config())).await.map_err(|e| {
             stats.wrong_subprotocol.fetch_add(1, Ordering::Relaxed);
             format!("WebSocket upgrade: {e}")
         })
@@ -175,11 +190,17 @@ async fn connection(
         }
     };
     let (queue, mut outbound) = mpsc::channel::<Vec<u8>>(CONNECTION_QUEUE);
-    let (answer, id) = oneshot::channel();
-    if to_hub.send(ToHub::Open(queue, answer)).await.is_err() {
-        return;
-    }
-    let Ok(Some(id)) = id.await else {
+    let opened = {
+        let mut s = lock(&shared);
+        let now = s.now();
+        let id = s.hub.open(now);
+        if let Some(id) = id {
+            s.queues.insert(id, queue);
+            s.flush(&stats, true);
+        }
+        id
+    };
+    let Some(id) = opened else {
         tracing::warn!(%peer, "BACnet/SC hub: connection refused: the hub is at its connection bound");
         return;
     };
@@ -187,12 +208,15 @@ async fn connection(
     loop {
         tokio::select! {
             frame = outbound.recv() => match frame {
-                Some(f) => if write.send(Message::Binary(f.into())).await.is_err() { break },
+                Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() { break },
                 None => { let _ = write.close().await; break }
             },
             m = read.next() => match m {
                 Some(Ok(Message::Binary(data))) => {
-                    if to_hub.send(ToHub::Frame(id, data.to_vec())).await.is_err() { break }
+                    let mut s = lock(&shared);
+                    let now = s.now();
+                    s.hub.handle_frame(now, id, &data);
+                    s.flush(&stats, false);
                 }
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
                 Some(Ok(Message::Close(_))) | None => break,
@@ -205,7 +229,10 @@ async fn connection(
             },
         }
     }
-    let _ = to_hub.send(ToHub::Closed(id)).await;
+    let mut s = lock(&shared);
+    s.hub.close(id);
+    s.queues.remove(&id);
+    s.flush(&stats, true);
 }
 
 /// Take the upgrade only with the hub subprotocol, and say it back.

@@ -24,6 +24,45 @@ pub mod node;
 pub mod pki;
 pub mod tls;
 
+/// The TLS library, for callers that hold its configurations.
+pub use rustls;
+
+/// How our WebSockets buffer: small buffers (tungstenite's defaults are
+/// 128 KiB each way, and it zero-fills its whole read buffer before every
+/// read: both resident memory per idle connection and a memset per read),
+/// frames no larger than a BVLC-SC message may be, and writes gathered
+/// until a flush (one TLS record for a burst of frames).
+pub(crate) fn ws_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(4096)
+        .write_buffer_size(16 * 1024)
+        .max_message_size(Some(hub::MAX_FRAME))
+        .max_frame_size(Some(hub::MAX_FRAME))
+}
+
+/// Write `first` and whatever else is queued now (up to a burst), then
+/// flush once.
+pub(crate) async fn write_burst<S>(
+    sink: &mut S,
+    first: Vec<u8>,
+    queue: &mut tokio::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<(), tokio_tungstenite::tungstenite::Error>
+where
+    S: futures_util::Sink<tokio_tungstenite::tungstenite::Message, Error = tokio_tungstenite::tungstenite::Error>
+        + Unpin,
+{
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    sink.feed(Message::Binary(first.into())).await?;
+    for _ in 0..64 {
+        match queue.try_recv() {
+            Ok(f) => sink.feed(Message::Binary(f.into())).await?,
+            Err(_) => break,
+        }
+    }
+    sink.flush().await
+}
+
 /// The WebSocket subprotocol of a node-to-hub connection.
 pub const HUB_SUBPROTOCOL: &str = "hub.bsc.bacnet.org";
 /// The WebSocket subprotocol of a direct connection.

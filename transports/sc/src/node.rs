@@ -2,26 +2,28 @@
 //! ([`HubConnector`]: primary, failover, back-off) driven over real
 //! WebSockets with TLS 1.3.
 //!
-//! One task owns the connector. For each hub it says to open, a task
+//! The connector sits behind a lock shared by the node's handles, its hub
+//! links and a timer task. For each hub it says to open, a link task
 //! connects (TCP, TLS with our certificate, the WebSocket upgrade with the
-//! `hub.bsc.bacnet.org` subprotocol) and carries frames both ways; what it
-//! learns comes back to the owner as link events. NPDUs to send go in
-//! through [`ScNode::send`]; NPDUs received come out of the receiver
-//! [`ScNode::start`] returns.
+//! `hub.bsc.bacnet.org` subprotocol), then hands every frame it reads to the
+//! connector itself and writes its queue in bursts. NPDUs to send go in
+//! through [`ScNode::send`] (straight onto the link's queue); NPDUs received
+//! come out of the receiver [`ScNode::start`] returns.
 //!
 //! A hub that refuses our VMAC as a duplicate gets a new random one
 //! (Random-48, Clause H.7.3: the low nibble of the first octet 0x2).
 //!
-//! Must never: send an NPDU to a hub it is not connected to, or wait on a
-//! hub's socket from the owner task.
+//! Must never: send an NPDU to a hub it is not connected to, hold the lock
+//! across an await, or outlive its last handle.
 
 use crate::HUB_SUBPROTOCOL;
 use bacnet::bvlc_sc::{HubConnectionStatus, ScVmac};
 use bacnet::sc::connector::{Action, ConnectorConfig, HubChoice, HubConnector, Up};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
 use tokio_tungstenite::tungstenite::Message;
@@ -41,13 +43,95 @@ pub struct NodeConfig {
     pub connector: ConnectorConfig,
 }
 
-/// What a hub link reports to the owner.
-#[derive(Debug)]
-enum LinkEvent {
-    Opened(mpsc::Sender<Vec<u8>>),
-    Failed(String),
-    Frame(Vec<u8>),
-    Closed,
+/// The node's state and whoever reports to it. Shared by the node's
+/// handles (which send NPDUs), its hub links (which hand it their frames)
+/// and its timer: no task between a frame's arrival and the NPDU's
+/// delivery, nor between a send and the link's queue.
+struct NodeState {
+    connector: HubConnector,
+    epoch: Instant,
+    primary: String,
+    failover: Option<String>,
+    tls: Arc<rustls::ClientConfig>,
+    /// Per hub: the current attempt (older attempts' reports are ignored)
+    /// and, once open, its writer's queue.
+    attempt: [u64; 2],
+    writers: [Option<mpsc::Sender<Vec<u8>>>; 2],
+    generation: u64,
+    up: mpsc::Sender<Up>,
+    status: NodeStatus,
+    /// Ends the links and the timer when the last handle is dropped.
+    stopped: watch::Receiver<()>,
+}
+
+type Shared = Arc<Mutex<NodeState>>;
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, NodeState> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn slot(h: HubChoice) -> usize {
+    match h {
+        HubChoice::Primary => 0,
+        HubChoice::Failover => 1,
+    }
+}
+
+impl NodeState {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// Carry out what the connector asks, hand up what it received, and
+    /// take a new VMAC when a hub refused ours.
+    fn pump(&mut self, shared: &Shared) {
+        loop {
+            while let Some(action) = self.connector.poll_action() {
+                match action {
+                    Action::Open(h) => {
+                        self.generation += 1;
+                        self.attempt[slot(h)] = self.generation;
+                        self.writers[slot(h)] = None;
+                        let uri = match h {
+                            HubChoice::Primary => Some(self.primary.clone()),
+                            HubChoice::Failover => self.failover.clone(),
+                        };
+                        let link = Link {
+                            shared: shared.clone(),
+                            hub: h,
+                            this: self.generation,
+                            stopped: self.stopped.clone(),
+                        };
+                        tokio::spawn(link.run(uri, self.tls.clone()));
+                    }
+                    Action::Close(h) => {
+                        self.attempt[slot(h)] = 0;
+                        self.writers[slot(h)] = None;
+                    }
+                    Action::Send(h, frame) => {
+                        if let Some(w) = &self.writers[slot(h)]
+                            && w.try_send(frame).is_err()
+                        {
+                            tracing::debug!("BACnet/SC node: a frame for the hub was dropped (queue full or closed)");
+                        }
+                    }
+                }
+            }
+            while let Some(u) = self.connector.poll_up() {
+                let _ = self.up.try_send(u);
+            }
+            if self.connector.duplicate_vmac() {
+                let vmac = crate::identity::random_vmac();
+                tracing::warn!("BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}", hex(&vmac));
+                self.status.vmac = vmac;
+                self.connector.set_vmac(vmac);
+                continue;
+            }
+            break;
+        }
+        self.status.hub = self.connector.status();
+        self.status.counters = self.connector.counters();
+    }
 }
 
 /// The node's state, for operators (the Network Port object's SC
@@ -62,193 +146,167 @@ pub struct NodeStatus {
     pub counters: bacnet::sc::connector::ConnectorCounters,
 }
 
-/// A running node (cheap to clone).
-#[derive(Debug, Clone)]
+/// A running node (cheap to clone); it stops, closing its hub
+/// connections, when the last clone is dropped.
+#[derive(Clone)]
 pub struct ScNode {
-    outbound: mpsc::Sender<(ScVmac, Vec<u8>)>,
-    status: Arc<Mutex<NodeStatus>>,
+    shared: Shared,
+    _stop: Arc<watch::Sender<()>>,
 }
 
+impl std::fmt::Debug for ScNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScNode").field("status", &self.status()).finish()
+    }
+}
+
+/// How late the connector's timers may run: they are of seconds
+/// (reconnect intervals, connect waits, heartbeats).
+const TIMER_GRANULARITY: Duration = Duration::from_millis(250);
+
 impl ScNode {
-    /// Start the node's task; NPDUs received arrive on the receiver.
+    /// Start the node (within the runtime that is to run its hub links);
+    /// NPDUs received arrive on the receiver.
     pub fn start(config: NodeConfig) -> (ScNode, mpsc::Receiver<Up>) {
-        let (outbound, commands) = mpsc::channel(1024);
         let (up_tx, up_rx) = mpsc::channel(1024);
-        let status = Arc::new(Mutex::new(NodeStatus {
-            hub: HubConnectionStatus::NO_HUB_CONNECTION,
-            vmac: config.connector.connection.local.vmac,
-            counters: Default::default(),
+        let (stop, stopped) = watch::channel(());
+        let shared = Arc::new(Mutex::new(NodeState {
+            status: NodeStatus {
+                hub: HubConnectionStatus::NO_HUB_CONNECTION,
+                vmac: config.connector.connection.local.vmac,
+                counters: Default::default(),
+            },
+            connector: HubConnector::new(config.connector),
+            epoch: Instant::now(),
+            primary: config.primary,
+            failover: config.failover,
+            tls: config.tls,
+            attempt: [0; 2],
+            writers: [None, None],
+            generation: 0,
+            up: up_tx,
+            stopped: stopped.clone(),
         }));
-        tokio::spawn(run(config, commands, up_tx, status.clone()));
-        (ScNode { outbound, status }, up_rx)
+        lock(&shared).pump(&shared);
+        tokio::spawn(run_timers(shared.clone(), stopped));
+        (ScNode { shared, _stop: Arc::new(stop) }, up_rx)
     }
 
-    /// Send an NPDU to `destination` (a VMAC, or the broadcast VMAC).
-    /// Fails when the node's task is gone; an NPDU with no hub connected
-    /// is counted and dropped by the connector.
+    /// Send an NPDU to `destination` (a VMAC, or the broadcast VMAC): on
+    /// the connected hub's queue at once. An NPDU with no hub connected,
+    /// or with its queue full, is counted and dropped.
     pub async fn send(&self, destination: ScVmac, npdu: Vec<u8>) -> std::io::Result<()> {
-        self.outbound
-            .send((destination, npdu))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the BACnet/SC node has stopped"))
+        let mut s = lock(&self.shared);
+        s.connector.send_npdu(destination, &npdu);
+        s.pump(&self.shared);
+        Ok(())
     }
 
     /// Its state now.
     pub fn status(&self) -> NodeStatus {
-        *self.status.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.shared).status
     }
 }
 
-async fn run(
-    config: NodeConfig,
-    mut commands: mpsc::Receiver<(ScVmac, Vec<u8>)>,
-    up: mpsc::Sender<Up>,
-    status: Arc<Mutex<NodeStatus>>,
-) {
-    let epoch = Instant::now();
-    let mut connector = HubConnector::new(config.connector);
-    let (events_tx, mut events) = mpsc::channel::<(HubChoice, u64, LinkEvent)>(1024);
-    // Per hub: the current attempt (older attempts' events are ignored)
-    // and, once open, its writer.
-    let mut attempt = [0u64; 2];
-    let mut writers: [Option<mpsc::Sender<Vec<u8>>>; 2] = [None, None];
-    let mut generation = 0u64;
-    let slot = |h: HubChoice| match h {
-        HubChoice::Primary => 0,
-        HubChoice::Failover => 1,
-    };
+/// The connector's timers, at most [`TIMER_GRANULARITY`] late.
+async fn run_timers(shared: Shared, mut stopped: watch::Receiver<()>) {
     loop {
-        // Carry out what the connector asks.
-        while let Some(action) = connector.poll_action() {
-            match action {
-                Action::Open(h) => {
-                    generation += 1;
-                    attempt[slot(h)] = generation;
-                    writers[slot(h)] = None;
-                    let uri = match h {
-                        HubChoice::Primary => Some(config.primary.clone()),
-                        HubChoice::Failover => config.failover.clone(),
-                    };
-                    let (tls, events) = (config.tls.clone(), events_tx.clone());
-                    let this = generation;
-                    tokio::spawn(async move {
-                        match uri {
-                            Some(uri) => link(uri, tls, h, this, events).await,
-                            None => {
-                                let _ = events
-                                    .send((h, this, LinkEvent::Failed("no failover hub configured".into())))
-                                    .await;
-                            }
-                        }
-                    });
-                }
-                Action::Close(h) => {
-                    attempt[slot(h)] = 0;
-                    writers[slot(h)] = None;
-                }
-                Action::Send(h, frame) => {
-                    if let Some(w) = &writers[slot(h)]
-                        && w.try_send(frame).is_err()
-                    {
-                        tracing::debug!("BACnet/SC node: a frame for the hub was dropped (queue full or closed)");
-                    }
-                }
-            }
-        }
-        while let Some(u) = connector.poll_up() {
-            let _ = up.try_send(u);
-        }
-        if connector.duplicate_vmac() {
-            let vmac = crate::identity::random_vmac();
-            tracing::warn!("BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}", hex(&vmac));
-            status.lock().unwrap_or_else(PoisonError::into_inner).vmac = vmac;
-            connector.set_vmac(vmac);
-            continue;
-        }
-        {
-            let mut s = status.lock().unwrap_or_else(PoisonError::into_inner);
-            s.hub = connector.status();
-            s.counters = connector.counters();
-        }
-        let deadline = connector.poll_timeout().map(|d| epoch + d);
+        let wait = {
+            let s = lock(&shared);
+            let now = s.now();
+            s.connector.poll_timeout().map_or(TIMER_GRANULARITY, |d| d.saturating_sub(now).min(TIMER_GRANULARITY))
+        };
         tokio::select! {
-            c = commands.recv() => match c {
-                Some((destination, npdu)) => { connector.send_npdu(destination, &npdu); }
-                None => return,
-            },
-            e = events.recv() => {
-                let Some((h, this, event)) = e else { return };
-                // Only the current attempt's events count.
-                if attempt[slot(h)] != this {
-                    continue;
-                }
-                let now = epoch.elapsed();
-                match event {
-                    LinkEvent::Opened(w) => {
-                        writers[slot(h)] = Some(w);
-                        connector.opened(now, h);
-                    }
-                    LinkEvent::Failed(why) => {
-                        tracing::warn!(hub = ?h, "BACnet/SC node: cannot reach the hub: {why}");
-                        writers[slot(h)] = None;
-                        connector.open_failed(now, h);
-                    }
-                    LinkEvent::Frame(f) => connector.handle_frame(now, h, &f),
-                    LinkEvent::Closed => {
-                        writers[slot(h)] = None;
-                        connector.closed(now, h);
-                    }
-                }
-            },
-            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
-                connector.handle_timeout(epoch.elapsed());
-            }
+            _ = tokio::time::sleep(wait) => {}
+            _ = stopped.changed() => return,
         }
+        let mut s = lock(&shared);
+        let now = s.now();
+        s.connector.handle_timeout(now);
+        s.pump(&shared);
     }
 }
 
-/// One hub link: connect, then frames both ways until either side ends.
-async fn link(
-    uri: String,
-    tls: Arc<rustls::ClientConfig>,
+/// One attempt at one hub: what it reports goes to the node's state, and
+/// counts only while it is the current attempt.
+struct Link {
+    shared: Shared,
     hub: HubChoice,
     this: u64,
-    events: mpsc::Sender<(HubChoice, u64, LinkEvent)>,
-) {
-    let ws = match tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, connect(&uri, tls)).await {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(why)) => {
-            let _ = events.send((hub, this, LinkEvent::Failed(format!("{uri}: {why}")))).await;
+    stopped: watch::Receiver<()>,
+}
+
+impl Link {
+    /// Report to the connector, if this attempt is still the current one.
+    fn report(&self, what: impl FnOnce(&mut NodeState, Duration)) -> bool {
+        let mut s = lock(&self.shared);
+        if s.attempt[slot(self.hub)] != self.this {
+            return false;
+        }
+        let now = s.now();
+        what(&mut s, now);
+        s.pump(&self.shared);
+        true
+    }
+
+    /// Connect, then frames both ways until either side ends.
+    async fn run(mut self, uri: Option<String>, tls: Arc<rustls::ClientConfig>) {
+        let h = self.hub;
+        let Some(uri) = uri else {
+            self.report(|s, now| {
+                tracing::warn!(hub = ?h, "BACnet/SC node: cannot reach the hub: no failover hub configured");
+                s.connector.open_failed(now, h);
+            });
+            return;
+        };
+        let ws = match tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, connect(&uri, tls)).await {
+            Ok(Ok(ws)) => ws,
+            outcome => {
+                let why = match outcome {
+                    Ok(Err(why)) => why,
+                    _ => "no answer within the handshake limit".into(),
+                };
+                self.report(|s, now| {
+                    tracing::warn!(hub = ?h, "BACnet/SC node: cannot reach the hub: {uri}: {why}");
+                    s.writers[slot(h)] = None;
+                    s.connector.open_failed(now, h);
+                });
+                return;
+            }
+        };
+        let (writer, mut outbound) = mpsc::channel::<Vec<u8>>(crate::hub::CONNECTION_QUEUE);
+        if !self.report(|s, now| {
+            s.writers[slot(h)] = Some(writer);
+            s.connector.opened(now, h);
+        }) {
             return;
         }
-        Err(_) => {
-            let _ = events
-                .send((hub, this, LinkEvent::Failed(format!("{uri}: no answer within the handshake limit"))))
-                .await;
-            return;
+        let (mut write, mut read) = ws.split();
+        loop {
+            tokio::select! {
+                f = outbound.recv() => match f {
+                    Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() { break },
+                    // The connector let this hub go: close it.
+                    None => { let _ = write.close().await; return }
+                },
+                m = read.next() => match m {
+                    Some(Ok(Message::Binary(d))) => {
+                        if !self.report(|s, now| s.connector.handle_frame(now, h, &d)) {
+                            let _ = write.close().await;
+                            return;
+                        }
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    _ => break,
+                },
+                _ = self.stopped.changed() => { let _ = write.close().await; return }
+            }
         }
-    };
-    let (writer, mut outbound) = mpsc::channel::<Vec<u8>>(crate::hub::CONNECTION_QUEUE);
-    if events.send((hub, this, LinkEvent::Opened(writer))).await.is_err() {
-        return;
+        self.report(|s, now| {
+            s.writers[slot(h)] = None;
+            s.connector.closed(now, h);
+        });
     }
-    let (mut write, mut read) = ws.split();
-    loop {
-        tokio::select! {
-            f = outbound.recv() => match f {
-                Some(f) => if write.send(Message::Binary(f.into())).await.is_err() { break },
-                None => { let _ = write.close().await; break }
-            },
-            m = read.next() => match m {
-                Some(Ok(Message::Binary(d))) => {
-                    if events.send((hub, this, LinkEvent::Frame(d.to_vec()))).await.is_err() { return }
-                }
-                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                _ => break,
-            },
-        }
-    }
-    let _ = events.send((hub, this, LinkEvent::Closed)).await;
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>;
@@ -268,8 +326,9 @@ async fn connect(uri: &str, tls: Arc<rustls::ClientConfig>) -> Result<Ws, String
     let stream = TlsConnector::from(tls).connect(name, tcp).await.map_err(|e| format!("TLS: {e}"))?;
     let mut request = uri.into_client_request().map_err(|e| format!("request: {e}"))?;
     request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(HUB_SUBPROTOCOL));
-    let (ws, response) =
-        tokio_tungstenite::client_async(request, stream).await.map_err(|e| format!("WebSocket upgrade: {e}"))?;
+    let (ws, response) = tokio_tungstenite::client_async_with_config(request, stream, Some(crate::ws_config()))
+        .await
+        .map_err(|e| format!("WebSocket upgrade: {e}"))?;
     let agreed = response.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok());
     if agreed != Some(HUB_SUBPROTOCOL) {
         return Err(format!("the hub did not agree to the {HUB_SUBPROTOCOL} subprotocol ({agreed:?})"));

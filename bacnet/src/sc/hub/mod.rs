@@ -114,6 +114,11 @@ impl Hub {
         self.connections.len()
     }
 
+    /// How many nodes are connected (cheap: for every frame).
+    pub fn node_count(&self) -> usize {
+        self.by_vmac.len()
+    }
+
     /// The connected nodes' VMACs and UUIDs.
     pub fn nodes(&self) -> impl Iterator<Item = (ScVmac, [u8; 16])> + '_ {
         self.by_vmac.values().filter_map(|id| self.connections.get(id)?.peer()).map(|p| (p.vmac, p.uuid))
