@@ -417,6 +417,7 @@ async fn hub_step(
     // A hub that takes no more (a connection bound) ends the ramp: the
     // figures are then for the nodes it took.
     let mut refused_at = None;
+    let mut ramp_ended = started;
     while nodes.len() < count {
         let batch: Vec<_> = (0..CONNECTING_AT_ONCE.min(count - nodes.len()))
             .map(|_| {
@@ -433,10 +434,14 @@ async fn hub_step(
             break;
         }
         nodes.extend(batch);
+        ramp_ended = Instant::now();
     }
     let connected = nodes.len();
-    let connect_secs = started.elapsed().as_secs_f64();
-    let handshakes_per_sec = (connected - 1) as f64 / connect_secs;
+    // Up to the last batch that connected in full (a refused one waited
+    // out its timeout).
+    let connect_secs = (ramp_ended - started).as_secs_f64().max(1e-3);
+    let full_batches = if refused_at.is_some() { (connected - 1) / CONNECTING_AT_ONCE * CONNECTING_AT_ONCE } else { connected - 1 };
+    let handshakes_per_sec = full_batches as f64 / connect_secs;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_rss = hub.rss_kib();
     let per_connection =

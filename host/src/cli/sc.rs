@@ -43,6 +43,11 @@ pub struct HubArgs {
     /// (twice the heartbeat; default 300).
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     pub heartbeat_s: u32,
+    /// Threads relaying frames: 1 (the default) runs the hub on one thread
+    /// of its own, which is fastest up to a few thousand frames per
+    /// millisecond; more spread the connections over that many threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: u16,
 }
 
 /// Arguments of `trellis sc certs`.
@@ -91,8 +96,9 @@ async fn hub(h: HubArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
     let other = |message: String| Failure { code: super::exit::OTHER, message };
     let creds = trellis_sc::tls::ScCredentials::from_pem_files(cert, key, ca).map_err(|e| other(e.to_string()))?;
     let tls = creds.server_config().map_err(|e| other(e.to_string()))?;
-    let listener =
-        tokio::net::TcpListener::bind(h.listen).await.map_err(|e| other(format!("--listen {}: {e}", h.listen)))?;
+    let listener = std::net::TcpListener::bind(h.listen)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| other(format!("--listen {}: {e}", h.listen)))?;
     let me = ConnectInfo {
         vmac: trellis_sc::identity::random_vmac(),
         uuid: trellis_sc::identity::derived_uuid(0x3F_FFFF, creds.chain[0].as_ref()),
@@ -102,7 +108,31 @@ async fn hub(h: HubArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
     let mut connection = ConnectionConfig::new(me);
     connection.heartbeat = std::time::Duration::from_secs(h.heartbeat_s.into());
     let stats = std::sync::Arc::new(trellis_sc::hub::HubPortStats::default());
-    let serving = trellis_sc::hub::serve_hub(listener, tls, bacnet::sc::hub::HubConfig::new(connection), stats.clone());
+    let config = bacnet::sc::hub::HubConfig::new(connection);
+    let runtime = if h.threads == 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(h.threads.into()).enable_all().build()
+    }
+    .map_err(|e| other(format!("the hub's runtime: {e}")))?;
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    let hub_stats = stats.clone();
+    let relay = std::thread::Builder::new()
+        .name("sc hub".into())
+        .spawn(move || {
+            let ended = runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                trellis_sc::hub::serve_hub(listener, tls, config, hub_stats).await
+            });
+            let _ = done_tx.send(ended);
+        })
+        .map_err(|e| other(format!("the hub's thread: {e}")))?;
+    let serving = async move {
+        match done.await {
+            Ok(ended) => ended,
+            Err(_) => Err(std::io::Error::other("the hub's thread ended")),
+        }
+    };
     eprintln!("trellis: BACnet/SC hub on wss://{}/ — Ctrl-C to stop", h.listen);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| other(format!("SIGTERM handler: {e}")))?;
@@ -111,6 +141,7 @@ async fn hub(h: HubArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
         _ = tokio::signal::ctrl_c() => Ok(()),
         _ = term.recv() => Ok(()),
     };
+    drop(relay);
     let c = stats.hub();
     eprintln!(
         "trellis: hub stopped: {} node(s) connected; refused: {} TLS, {} subprotocol, {} handshake timeouts, \
