@@ -48,6 +48,9 @@ pub struct ScSection {
     pub key: PathBuf,
     /// The issuer (CA) certificates peers must chain to (PEM, one or more).
     pub issuers: PathBuf,
+    /// Certificate revocation lists (PEM, one or more X509 CRLs) peers'
+    /// certificates are checked against; without, revocation is not checked.
+    pub revocation_lists: Option<PathBuf>,
     /// Run the hub function, listening on `IP:PORT`.
     pub hub_function: Option<String>,
     /// The VMAC, 12 hex digits; default: a Random-48 one at each start.
@@ -96,6 +99,7 @@ impl ScSection {
             certificate: cert,
             key,
             issuers: ca,
+            revocation_lists: None,
             hub_function: None,
             vmac: None,
             uuid: None,
@@ -175,8 +179,12 @@ pub struct StartedSc {
 pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<StartedSc> {
     section.validate()?;
     let file = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
-    let creds = ScCredentials::from_pem_files(&file(&section.certificate), &file(&section.key), &file(&section.issuers))
-        .context("BACnet/SC credentials")?;
+    let mut creds =
+        ScCredentials::from_pem_files(&file(&section.certificate), &file(&section.key), &file(&section.issuers))
+            .context("BACnet/SC credentials")?;
+    if let Some(crl) = &section.revocation_lists {
+        creds = creds.with_revocation_lists(&file(crl)).context("BACnet/SC revocation lists")?;
+    }
     let uuid = match &section.uuid {
         Some(u) => identity::parse_uuid(u).context("sc.uuid")?,
         None => identity::derived_uuid(instance, creds.chain[0].as_ref()),

@@ -58,7 +58,7 @@ struct Side {
 /// Run the scenario.
 pub fn run(env: &Env, idle_nodes: usize, o: &StepOptions) -> anyhow::Result<()> {
     let pki = env.programs.work_dir.join("sc-pki");
-    trellis_sc::pki::write_test_pki(&pki, &["127.0.0.1", "localhost"], 2, 1).context("write the test PKI")?;
+    trellis_sc::pki::write_test_pki(&pki, &["127.0.0.1", "localhost"], 2, 1, &[]).context("write the test PKI")?;
     let tls = trellis_sc::tls::ScCredentials::from_pem_files(
         &pki.join("node2.pem"),
         &pki.join("node2.key"),

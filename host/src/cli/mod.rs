@@ -110,6 +110,10 @@ pub struct GlobalArgs {
     /// On --sc-hub: the issuer (CA) certificates the hub must chain to (PEM).
     #[arg(long, global = true, value_name = "FILE")]
     pub ca: Option<std::path::PathBuf>,
+    /// On --sc-hub (and `sc hub`): certificate revocation lists (PEM) the
+    /// peer's certificate is checked against.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub crl: Option<std::path::PathBuf>,
     /// Time-to-live of the --bbmd registration, in seconds (renewed at half).
     #[arg(long, global = true, default_value_t = 300, value_parser = clap::value_parser!(u16).range(2..))]
     pub ttl: u16,
@@ -251,8 +255,9 @@ async fn sc_client(g: &GlobalArgs, hub: &str, tsm: bacnet::tsm::TsmConfig) -> Re
     let (Some(cert), Some(key), Some(ca)) = (&g.cert, &g.key, &g.ca) else {
         return Err(Failure::usage("--sc-hub needs --cert, --key and --ca (the node's certificate, key and issuers)"));
     };
-    let section =
+    let mut section =
         crate::sc_port::ScSection::for_cli(hub.to_string(), g.sc_failover.clone(), cert.clone(), key.clone(), ca.clone());
+    section.revocation_lists = g.crl.clone();
     section.validate().map_err(|e| Failure::usage(format!("{e:#}")))?;
     // The CLI is a node of its own: a derived UUID per certificate.
     let started = crate::sc_port::start(&section, 0x3F_FFFF, std::path::Path::new("."))

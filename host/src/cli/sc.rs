@@ -19,7 +19,7 @@ pub struct ScArgs {
 pub enum ScCommand {
     /// Write a test PKI for BACnet/SC into --out: ca.pem (the issuer every
     /// side trusts), hub.pem/hub.key (for --hub-host), node1.pem/node1.key …
-    /// (keys mode 0600). EC P-256, TLS 1.3 ready. For trying BACnet/SC out
+    /// (keys mode 0600), crl.pem (the CA's revocation list, with --revoke). EC P-256, TLS 1.3 ready. For trying BACnet/SC out
     /// and tests only: a site's CA belongs to its operator.
     ///
     /// Example: trellis sc certs --out pki --hub-host localhost --hub-host 127.0.0.1 --nodes 2
@@ -66,6 +66,10 @@ pub struct CertsArgs {
     /// Valid until the end of the year this many years from now.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=30))]
     pub years: u16,
+    /// Name node N's certificate in the CA's revocation list (crl.pem,
+    /// written either way), e.g. to try `revocation_lists`. Repeatable.
+    #[arg(long, value_name = "N")]
+    pub revoke: Vec<u32>,
 }
 
 /// Run `trellis sc`.
@@ -74,7 +78,7 @@ pub async fn run(a: ScArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
         ScCommand::Hub(h) => hub(h, g).await,
         ScCommand::Certs(c) => {
             let hosts: Vec<&str> = c.hub_hosts.iter().map(String::as_str).collect();
-            let written = trellis_sc::pki::write_test_pki(&c.out, &hosts, c.nodes, c.years).map_err(|e| Failure {
+            let written = trellis_sc::pki::write_test_pki(&c.out, &hosts, c.nodes, c.years, &c.revoke).map_err(|e| Failure {
                 code: super::exit::OTHER,
                 message: format!("--out {}: {e}", c.out.display()),
             })?;
@@ -94,7 +98,10 @@ async fn hub(h: HubArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
         return Err(Failure::usage("sc hub needs --cert, --key and --ca (the hub's certificate, key and issuers)"));
     };
     let other = |message: String| Failure { code: super::exit::OTHER, message };
-    let creds = trellis_sc::tls::ScCredentials::from_pem_files(cert, key, ca).map_err(|e| other(e.to_string()))?;
+    let mut creds = trellis_sc::tls::ScCredentials::from_pem_files(cert, key, ca).map_err(|e| other(e.to_string()))?;
+    if let Some(crl) = &g.crl {
+        creds = creds.with_revocation_lists(crl).map_err(|e| other(format!("--crl: {e}")))?;
+    }
     let tls = creds.server_config().map_err(|e| other(e.to_string()))?;
     let listener = std::net::TcpListener::bind(h.listen)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))

@@ -7,7 +7,11 @@
 //!
 //! Must never: write a private key readable by others.
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType, date_time_ymd};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, CertifiedIssuer, DnType, IsCa, KeyIdMethod,
+    KeyPair, RevocationReason, RevokedCertParams, SanType, SerialNumber, date_time_ymd,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
 /// A certificate and its private key, PEM.
@@ -17,6 +21,8 @@ pub struct Issued {
     pub certificate: String,
     /// Its private key (PKCS#8).
     pub key: String,
+    /// Its serial number (what a revocation list names).
+    pub serial: Vec<u8>,
 }
 
 /// When a certificate is valid.
@@ -31,6 +37,9 @@ pub enum Validity {
 /// A certificate authority.
 pub struct TestCa {
     issuer: CertifiedIssuer<'static, KeyPair>,
+    /// The next serial number: unique per CA (16 random octets from the
+    /// CA's own key's identity, then a counter).
+    next_serial: AtomicU64,
 }
 
 impl std::fmt::Debug for TestCa {
@@ -60,7 +69,7 @@ impl TestCa {
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(DnType::CommonName, name);
         validity(&mut params, Validity::Years(10));
-        Ok(TestCa { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate()?)? })
+        Ok(TestCa { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate()?)?, next_serial: AtomicU64::new(1) })
     }
 
     /// The CA's certificate (what peers list as their issuer).
@@ -80,16 +89,48 @@ impl TestCa {
         }
         params.distinguished_name.push(DnType::CommonName, name);
         validity(&mut params, valid);
+        let serial = self.next_serial.fetch_add(1, Ordering::Relaxed).to_be_bytes().to_vec();
+        params.serial_number = Some(SerialNumber::from_slice(&serial));
         let key = KeyPair::generate()?;
         let cert = params.signed_by(&key, &self.issuer)?;
-        Ok(Issued { certificate: cert.pem(), key: key.serialize_pem() })
+        Ok(Issued { certificate: cert.pem(), key: key.serialize_pem(), serial })
+    }
+
+    /// A certificate revocation list (PEM) naming `revoked`, valid from
+    /// last year to next year.
+    pub fn revocation_list(&self, revoked: &[&Issued]) -> Result<String, rcgen::Error> {
+        let year = this_year();
+        let params = CertificateRevocationListParams {
+            this_update: date_time_ymd(year - 1, 1, 1),
+            next_update: date_time_ymd(year + 1, 12, 31),
+            crl_number: SerialNumber::from(1u64),
+            issuing_distribution_point: None,
+            revoked_certs: revoked
+                .iter()
+                .map(|i| RevokedCertParams {
+                    serial_number: SerialNumber::from_slice(&i.serial),
+                    revocation_time: date_time_ymd(year - 1, 6, 1),
+                    reason_code: Some(RevocationReason::KeyCompromise),
+                    invalidity_date: None,
+                })
+                .collect(),
+            key_identifier_method: KeyIdMethod::Sha256,
+        };
+        Ok(params.signed_by(&self.issuer)?.pem()?)
     }
 }
 
 /// Write a test PKI into `dir`: `ca.pem`; `hub.pem`/`hub.key` for
-/// `hub_hosts`; `node1.pem`/`node1.key` … for `nodes` nodes. Keys are
+/// `hub_hosts`; `node1.pem`/`node1.key` … for `nodes` nodes; `crl.pem`, the
+/// CA's revocation list naming the nodes in `revoked` (by number). Keys are
 /// created mode 0600. Returns the files written.
-pub fn write_test_pki(dir: &Path, hub_hosts: &[&str], nodes: u32, years: u16) -> std::io::Result<Vec<PathBuf>> {
+pub fn write_test_pki(
+    dir: &Path,
+    hub_hosts: &[&str],
+    nodes: u32,
+    years: u16,
+    revoked: &[u32],
+) -> std::io::Result<Vec<PathBuf>> {
     let fail = |e: rcgen::Error| std::io::Error::other(e.to_string());
     std::fs::create_dir_all(dir)?;
     let ca = TestCa::new("Trellis test BACnet/SC CA").map_err(fail)?;
@@ -110,10 +151,16 @@ pub fn write_test_pki(dir: &Path, hub_hosts: &[&str], nodes: u32, years: u16) ->
     let hub = ca.issue("BACnet/SC hub", hub_hosts, Validity::Years(years)).map_err(fail)?;
     write("hub.pem".into(), &hub.certificate, false)?;
     write("hub.key".into(), &hub.key, true)?;
+    let mut revoke = Vec::new();
     for n in 1..=nodes {
         let node = ca.issue(&format!("BACnet/SC node {n}"), &[], Validity::Years(years)).map_err(fail)?;
         write(format!("node{n}.pem"), &node.certificate, false)?;
         write(format!("node{n}.key"), &node.key, true)?;
+        if revoked.contains(&n) {
+            revoke.push(node);
+        }
     }
+    let crl = ca.revocation_list(&revoke.iter().collect::<Vec<_>>()).map_err(fail)?;
+    write("crl.pem".into(), &crl, false)?;
     Ok(written)
 }

@@ -1,13 +1,14 @@
 //! TLS for BACnet/SC (Annex AB.7.4): TLS 1.3 only, mutual authentication,
 //! each side's operational certificate checked against the issuer (CA)
-//! certificates configured for the port — never the system's roots.
+//! certificates configured for the port — never the system's roots — and,
+//! where revocation lists are configured, against them (expiry always).
 //!
 //! Must never: accept TLS 1.2 or older, accept a peer without a
 //! certificate, or trust anything but the configured issuers.
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -22,6 +23,9 @@ pub struct ScCredentials {
     pub key: PrivateKeyDer<'static>,
     /// The issuer certificates peers are checked against.
     pub issuers: Vec<CertificateDer<'static>>,
+    /// Revocation lists: a peer certificate one names is refused. With
+    /// none, revocation is not checked.
+    pub revocation_lists: Vec<CertificateRevocationListDer<'static>>,
 }
 
 /// A credential or TLS set-up problem, naming the file or the reason.
@@ -75,7 +79,27 @@ impl ScCredentials {
         };
         let key = PrivateKeyDer::from_pem_slice(key)
             .map_err(|e| TlsError::Pem { file: "key".into(), reason: format!("no private key: {e}") })?;
-        Ok(ScCredentials { chain: certs("certificate", chain)?, key, issuers: certs("issuers", issuers)? })
+        Ok(ScCredentials {
+            chain: certs("certificate", chain)?,
+            key,
+            issuers: certs("issuers", issuers)?,
+            revocation_lists: Vec::new(),
+        })
+    }
+
+    /// Check peers against the revocation lists in `pem` (one or more X509
+    /// CRL blocks) too.
+    pub fn with_revocation_lists(mut self, file: &Path) -> Result<ScCredentials, TlsError> {
+        let pem = std::fs::read(file)
+            .map_err(|e| TlsError::Pem { file: file.display().to_string(), reason: e.to_string() })?;
+        let lists = CertificateRevocationListDer::pem_slice_iter(&pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| TlsError::Pem { file: file.display().to_string(), reason: e.to_string() })?;
+        if lists.is_empty() {
+            return Err(TlsError::Pem { file: file.display().to_string(), reason: "no X509 CRL in it".into() });
+        }
+        self.revocation_lists.extend(lists);
+        Ok(self)
     }
 
     fn roots(&self) -> Result<Arc<RootCertStore>, TlsError> {
@@ -91,6 +115,7 @@ impl ScCredentials {
     pub fn server_config(&self) -> Result<Arc<ServerConfig>, TlsError> {
         let provider = provider();
         let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(self.roots()?, provider.clone())
+            .with_crls(self.revocation_lists.iter().cloned())
             .build()
             .map_err(|e| TlsError::Verifier(e.to_string()))?;
         let mut c = ServerConfig::builder_with_provider(provider)
@@ -103,11 +128,17 @@ impl ScCredentials {
     }
 
     /// The initiating side's TLS: TLS 1.3, the hub's certificate checked
-    /// against the issuers and the URI's host, ours presented.
+    /// against the issuers (and revocation lists) and the URI's host, ours
+    /// presented.
     pub fn client_config(&self) -> Result<Arc<ClientConfig>, TlsError> {
-        let mut c = ClientConfig::builder_with_provider(provider())
+        let provider = provider();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(self.roots()?, provider.clone())
+            .with_crls(self.revocation_lists.iter().cloned())
+            .build()
+            .map_err(|e| TlsError::Verifier(e.to_string()))?;
+        let mut c = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13])?
-            .with_root_certificates(self.roots()?)
+            .with_webpki_verifier(verifier)
             .with_client_auth_cert(self.chain.clone(), self.key.clone_key())?;
         c.key_log = key_log();
         Ok(Arc::new(c))

@@ -5,6 +5,8 @@
 //! A ──Encapsulated-NPDU to B's VMAC──▶ hub ──origin A──▶ B
 //! A ──broadcast──▶ hub ──▶ B (and C), never back to A
 //! a node whose certificate another CA signed: refused in the TLS handshake, counted
+//! a revoked node (the hub's revocation list) or a revoked hub (the node's): refused
+//! a second node with a taken VMAC: NAK'd, counted; it returns with a Random-48 VMAC
 //! ```
 
 use crate::pki::Ca;
@@ -98,6 +100,69 @@ async fn an_expired_node_certificate_is_refused_in_the_handshake() {
     let (n, _rx) = node(&uri, ca.issue_with("expired", &[&ca], trellis_sc::pki::Validity::Expired), 8);
     until("the refusal", || stats.tls_refused.load(Ordering::Relaxed) >= 1).await;
     assert_eq!(n.status().hub, HubConnectionStatus::NO_HUB_CONNECTION);
+}
+
+/// Two devices claim the same VMAC (different UUIDs): the hub refuses the
+/// second with a duplicate-VMAC NAK, counted; it picks a random VMAC and
+/// is taken on the next attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_vmac_is_refused_and_its_node_comes_back_with_another() {
+    let ca = Ca::new("test CA");
+    let (uri, stats) = start_hub(&ca).await;
+    let (first, _a) = node(&uri, ca.issue("first", &[&ca]), 20);
+    until("the first node", || first.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+    let same_vmac = ConnectInfo { uuid: [0x77; 16], ..info(20) };
+    let mut connector = ConnectorConfig::new(ConnectionConfig::new(same_vmac), false);
+    connector.reconnect = Duration::from_millis(200);
+    let (second, _b) = ScNode::start(NodeConfig {
+        primary: uri.clone(),
+        failover: None,
+        tls: ca.issue("second", &[&ca]).client_config().unwrap(),
+        connector,
+    });
+    until("the second node, under a new VMAC", || second.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY)
+        .await;
+    assert_ne!(second.status().vmac, info(20).vmac);
+    assert_eq!(second.status().vmac[0] & 0x0F, 0x02, "Random-48");
+    until("the refusal counted", || stats.hub().refused_duplicate >= 1).await;
+    assert_eq!(first.status().hub, HubConnectionStatus::CONNECTED_TO_PRIMARY, "the first keeps its VMAC");
+}
+
+/// Revocation lists, on both sides: the hub refuses a node whose
+/// certificate its CA revoked (and takes one it did not); a node refuses a
+/// hub whose certificate is revoked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoked_certificates_are_refused_where_revocation_lists_are_configured() {
+    use trellis_sc::pki::Validity;
+    let ca = Ca::new("test CA");
+    let dir = std::env::temp_dir().join(format!("trellis-sc-crl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (revoked_node, revoked_cert) = ca.issue_revocable("revoked node", &[&ca], Validity::Years(1));
+    let (hub_creds, hub_cert) = ca.issue_revocable("hub", &[&ca], Validity::Years(1));
+    let crl = dir.join("crl.pem");
+    ca.revoke(&[&revoked_cert], &crl);
+
+    // The hub checks the list: the revoked node is refused, another is taken.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri = format!("wss://localhost:{}/", listener.local_addr().unwrap().port());
+    let stats = Arc::new(HubPortStats::default());
+    let tls = hub_creds.with_revocation_lists(&crl).unwrap().server_config().unwrap();
+    let config = HubConfig::new(ConnectionConfig::new(ConnectInfo { vmac: [0x02, 9, 9, 9, 9, 9], ..info(99) }));
+    tokio::spawn(serve_hub(listener, tls, config, stats.clone()));
+    let (refused, _r) = node(&uri, revoked_node, 10);
+    let (taken, _t) = node(&uri, ca.issue("good node", &[&ca]), 11);
+    until("the good node on the hub", || taken.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+    until("the refusal", || stats.tls_refused.load(Ordering::Relaxed) >= 1).await;
+    assert_eq!(refused.status().hub, HubConnectionStatus::NO_HUB_CONNECTION);
+
+    // A node with a list naming the hub's certificate refuses that hub.
+    ca.revoke(&[&hub_cert], &crl);
+    let careful = ca.issue("careful node", &[&ca]).with_revocation_lists(&crl).unwrap();
+    let (wary, _w) = node(&uri, careful, 12);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(wary.status().hub, HubConnectionStatus::NO_HUB_CONNECTION, "a revoked hub is refused");
+    assert!(wary.status().counters.failed_attempts >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A client that speaks TLS with a good certificate but asks for another
