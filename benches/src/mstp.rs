@@ -166,7 +166,8 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
         let router = tokio::spawn(serve_router(node));
         let config = ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), tsm, ..ClientConfig::default() };
         let client = Arc::new(Client::bind(config).await?);
-        let device = DeviceAddress { link: router_addr.into(), remote: Some(RemoteStation { net: 2, mac: vec![SERVER_MAC] }) };
+        let device =
+            DeviceAddress { link: router_addr.into(), remote: Some(RemoteStation { net: 2, mac: vec![SERVER_MAC] }) };
         (client, device, Some(router))
     } else {
         let client = Arc::new(Client::bind_mstp(port(&line, CLIENT_MAC, step), tsm).await?);

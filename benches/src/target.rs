@@ -477,7 +477,13 @@ pub struct Spawned {
 impl Spawned {
     /// Start `program ARGS`, pinned to `cpu` when given, stderr to a log
     /// file under `programs.log_dir`.
-    pub fn start(name: &str, program: &Path, args: &[String], programs: &Programs, cpu: Option<&str>) -> io::Result<Spawned> {
+    pub fn start(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        programs: &Programs,
+        cpu: Option<&str>,
+    ) -> io::Result<Spawned> {
         let mut command = match cpu {
             Some(cpu) => {
                 let mut c = Command::new("taskset");

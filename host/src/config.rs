@@ -287,9 +287,9 @@ impl RouterSection {
         if d.virtual_network.is_some() || d.mstp.is_some() || d.sc.is_some() {
             return None;
         }
-        self.ports
-            .iter()
-            .position(|p| p.mstp.is_none() && p.bip6.is_none() && p.sc.is_none() && p.bind == d.bind && p.port == d.port)
+        self.ports.iter().position(|p| {
+            p.mstp.is_none() && p.bip6.is_none() && p.sc.is_none() && p.bind == d.bind && p.port == d.port
+        })
     }
 }
 

@@ -115,7 +115,12 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             }
             if p.sc.is_some() {
                 let started = routes.sc_views.get(&p.network)?.clone();
-                return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..sc(started) });
+                return Some(NetworkPort {
+                    instance: n as u32 + 1,
+                    network: Some(p.network),
+                    routes: view,
+                    ..sc(started)
+                });
             }
             let bip = BipConfig::from_cidr(&p.bind, p.port).ok()?;
             let mut port = ip(n as u32 + 1, bip.bind, &bip, Some(p.network), view);

@@ -92,7 +92,13 @@ fn default_max_reconnect() -> u32 {
 
 impl ScSection {
     /// A section for the CLI's flags.
-    pub fn for_cli(primary_hub: String, failover_hub: Option<String>, cert: PathBuf, key: PathBuf, ca: PathBuf) -> Self {
+    pub fn for_cli(
+        primary_hub: String,
+        failover_hub: Option<String>,
+        cert: PathBuf,
+        key: PathBuf,
+        ca: PathBuf,
+    ) -> Self {
         ScSection {
             primary_hub: Some(primary_hub),
             failover_hub,

@@ -66,10 +66,8 @@ pub fn run(env: &Env, idle_nodes: usize, o: &StepOptions) -> anyhow::Result<()> 
     )?
     .client_config()?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let mut sides = vec![
-        runtime.block_on(start_trellis(env, &pki, &tls))?,
-        runtime.block_on(start_rusty(env, &pki, &tls))?,
-    ];
+    let mut sides =
+        vec![runtime.block_on(start_trellis(env, &pki, &tls))?, runtime.block_on(start_rusty(env, &pki, &tls))?];
     let bip = env.start(TargetKind::Trellis, &Setup::default())?;
     let (request, invoke_at) = encode_npdu(
         ObjectIdentifier::new(ObjectType::ANALOG_INPUT, 1).expect("a valid identifier"),
@@ -130,7 +128,14 @@ fn hub_args(env: &Env, pki: &Path, name: &str, port: u16) -> (std::path::PathBuf
         (env.programs.trellis.clone(), args)
     } else {
         let script = env.programs.peers_dir.join("rusty_sc.py").display().to_string();
-        let args = vec![script, "hub".into(), "--bind".into(), format!("127.0.0.1:{port}"), "--pki".into(), pki.display().to_string()];
+        let args = vec![
+            script,
+            "hub".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{port}"),
+            "--pki".into(),
+            pki.display().to_string(),
+        ];
         (env.programs.python.clone(), args)
     }
 }
@@ -138,7 +143,8 @@ fn hub_args(env: &Env, pki: &Path, name: &str, port: u16) -> (std::path::PathBuf
 fn start_hub(env: &Env, pki: &Path, name: &str) -> anyhow::Result<(Spawned, String)> {
     let port = crate::target::free_port()?;
     let (program, args) = hub_args(env, pki, name, port);
-    let hub = Spawned::start(&format!("{name}-sc-hub-{port}"), &program, &args, &env.programs, env.server_cpu.as_deref())?;
+    let hub =
+        Spawned::start(&format!("{name}-sc-hub-{port}"), &program, &args, &env.programs, env.server_cpu.as_deref())?;
     // Listening once a TCP connection is taken (Python starts slowly).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -167,7 +173,8 @@ async fn start_trellis(env: &Env, pki: &Path, tls: &Arc<trellis_sc::rustls::Clie
         ["run", "--config", &config.display().to_string(), "--admin-socket", &admin.display().to_string()]
             .map(String::from)
             .to_vec();
-    let device = Spawned::start("trellis-sc-device", &env.programs.trellis, &args, &env.programs, env.server_cpu.as_deref())?;
+    let device =
+        Spawned::start("trellis-sc-device", &env.programs.trellis, &args, &env.programs, env.server_cpu.as_deref())?;
     let vmac = find_device(&uri, tls, &device).await?;
     Ok(Side { name: "trellis", hub, device, uri, vmac })
 }
@@ -175,8 +182,18 @@ async fn start_trellis(env: &Env, pki: &Path, tls: &Arc<trellis_sc::rustls::Clie
 async fn start_rusty(env: &Env, pki: &Path, tls: &Arc<trellis_sc::rustls::ClientConfig>) -> anyhow::Result<Side> {
     let (hub, uri) = start_hub(env, pki, "rusty")?;
     let script = env.programs.peers_dir.join("rusty_sc.py").display().to_string();
-    let args = vec![script, "server".into(), "--hub".into(), uri.clone(), "--pki".into(), pki.display().to_string(), "--node".into(), "1".into()];
-    let device = Spawned::start("rusty-sc-device", &env.programs.python, &args, &env.programs, env.server_cpu.as_deref())?;
+    let args = vec![
+        script,
+        "server".into(),
+        "--hub".into(),
+        uri.clone(),
+        "--pki".into(),
+        pki.display().to_string(),
+        "--node".into(),
+        "1".into(),
+    ];
+    let device =
+        Spawned::start("rusty-sc-device", &env.programs.python, &args, &env.programs, env.server_cpu.as_deref())?;
     let vmac = find_device(&uri, tls, &device).await?;
     Ok(Side { name: "rusty", hub, device, uri, vmac })
 }
@@ -208,7 +225,11 @@ async fn all_connected(nodes: &[ScNode], within: Duration) -> anyhow::Result<()>
 
 /// The device's VMAC, from its answer to a global Who-Is (asked once a
 /// second for up to two minutes while it starts).
-async fn find_device(uri: &str, tls: &Arc<trellis_sc::rustls::ClientConfig>, device: &Spawned) -> anyhow::Result<ScVmac> {
+async fn find_device(
+    uri: &str,
+    tls: &Arc<trellis_sc::rustls::ClientConfig>,
+    device: &Spawned,
+) -> anyhow::Result<ScVmac> {
     let (probe, mut up) = node(uri, tls, u32::MAX);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -219,9 +240,9 @@ async fn find_device(uri: &str, tls: &Arc<trellis_sc::rustls::ClientConfig>, dev
         }
         let until = Instant::now() + Duration::from_secs(1);
         while let Ok(Some(u)) = tokio::time::timeout_at(until, up.recv()).await {
-            let is_i_am = bacnet::npdu::Npdu::decode(&u.npdu).ok().is_some_and(|n| {
-                matches!(n.payload, bacnet::npdu::NpduPayload::Apdu(a) if a.starts_with(&[0x10, 0x00]))
-            });
+            let is_i_am = bacnet::npdu::Npdu::decode(&u.npdu).ok().is_some_and(
+                |n| matches!(n.payload, bacnet::npdu::NpduPayload::Apdu(a) if a.starts_with(&[0x10, 0x00])),
+            );
             if let (true, Some(origin)) = (is_i_am, u.origin) {
                 eprintln!("stress-test: {} on {uri}: VMAC {}", device.name, trellis_sc::identity::hex(&origin));
                 return Ok(origin);
@@ -440,7 +461,8 @@ async fn hub_step(
     // Up to the last batch that connected in full (a refused one waited
     // out its timeout).
     let connect_secs = (ramp_ended - started).as_secs_f64().max(1e-3);
-    let full_batches = if refused_at.is_some() { (connected - 1) / CONNECTING_AT_ONCE * CONNECTING_AT_ONCE } else { connected - 1 };
+    let full_batches =
+        if refused_at.is_some() { (connected - 1) / CONNECTING_AT_ONCE * CONNECTING_AT_ONCE } else { connected - 1 };
     let handshakes_per_sec = full_batches as f64 / connect_secs;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_rss = hub.rss_kib();

@@ -193,7 +193,11 @@ impl Client {
     /// [`trellis_sc::node::ScNode::start`]): devices are named
     /// [`DeviceAddress::sc`]`(vmac)`; a broadcast goes to the hub, which
     /// relays it to every other node. Call within the runtime.
-    pub fn on_sc(node: trellis_sc::node::ScNode, mut up: mpsc::Receiver<bacnet::sc::connector::Up>, tsm: TsmConfig) -> Client {
+    pub fn on_sc(
+        node: trellis_sc::node::ScNode,
+        mut up: mpsc::Receiver<bacnet::sc::connector::Up>,
+        tsm: TsmConfig,
+    ) -> Client {
         let (rx_tx, rx_rx) = mpsc::channel(1024);
         tokio::spawn(async move {
             while let Some(u) = up.recv().await {

@@ -265,7 +265,10 @@ mod tests {
             let a: DeviceAddress = text.parse().unwrap();
             assert_eq!(a.to_string(), text);
         }
-        assert_eq!("sc:02a1b2c3d4e5".parse::<DeviceAddress>().unwrap().sc_vmac(), Some([2, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5]));
+        assert_eq!(
+            "sc:02a1b2c3d4e5".parse::<DeviceAddress>().unwrap().sc_vmac(),
+            Some([2, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5])
+        );
         for bad in ["sc:02a1b2c3d4", "sc:02a1b2c3d4e5f6", "sc:", "bip6:05ef"] {
             assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
         }

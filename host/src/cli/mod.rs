@@ -255,8 +255,13 @@ async fn sc_client(g: &GlobalArgs, hub: &str, tsm: bacnet::tsm::TsmConfig) -> Re
     let (Some(cert), Some(key), Some(ca)) = (&g.cert, &g.key, &g.ca) else {
         return Err(Failure::usage("--sc-hub needs --cert, --key and --ca (the node's certificate, key and issuers)"));
     };
-    let mut section =
-        crate::sc_port::ScSection::for_cli(hub.to_string(), g.sc_failover.clone(), cert.clone(), key.clone(), ca.clone());
+    let mut section = crate::sc_port::ScSection::for_cli(
+        hub.to_string(),
+        g.sc_failover.clone(),
+        cert.clone(),
+        key.clone(),
+        ca.clone(),
+    );
     section.revocation_lists = g.crl.clone();
     section.validate().map_err(|e| Failure::usage(format!("{e:#}")))?;
     // The CLI is a node of its own: a derived UUID per certificate.

@@ -78,10 +78,11 @@ pub async fn run(a: ScArgs, g: &super::GlobalArgs) -> Result<(), Failure> {
         ScCommand::Hub(h) => hub(h, g).await,
         ScCommand::Certs(c) => {
             let hosts: Vec<&str> = c.hub_hosts.iter().map(String::as_str).collect();
-            let written = trellis_sc::pki::write_test_pki(&c.out, &hosts, c.nodes, c.years, &c.revoke).map_err(|e| Failure {
-                code: super::exit::OTHER,
-                message: format!("--out {}: {e}", c.out.display()),
-            })?;
+            let written =
+                trellis_sc::pki::write_test_pki(&c.out, &hosts, c.nodes, c.years, &c.revoke).map_err(|e| Failure {
+                    code: super::exit::OTHER,
+                    message: format!("--out {}: {e}", c.out.display()),
+                })?;
             for f in written {
                 println!("{}", f.display());
             }

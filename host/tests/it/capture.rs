@@ -17,7 +17,8 @@ async fn tshark_dissects_our_traffic_without_malformed_packets() {
     let dir = std::env::temp_dir().join(format!("trellis-capture-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pcap = dir.join("interop.pcapng");
-    let filter = peers.iter().map(|p| format!("udp port {}", p.address.ip().unwrap().port())).collect::<Vec<_>>().join(" or ");
+    let filter =
+        peers.iter().map(|p| format!("udp port {}", p.address.ip().unwrap().port())).collect::<Vec<_>>().join(" or ");
     let mut tshark = Command::new("tshark")
         .args(["-i", "lo", "-f", &filter, "-w"])
         .arg(&pcap)

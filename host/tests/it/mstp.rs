@@ -53,8 +53,7 @@ fn dissect_cleanly(path: &Path, damaged_on_the_line: u64) -> String {
     assert!(out.status.success(), "tshark -r failed: {}", String::from_utf8_lossy(&out.stderr));
     assert!(!text.is_empty(), "tshark printed nothing for {}", path.display());
     let bad_markers = ["Malformed", "Expert Info (Error", "Expert Info (Warning", "[incorrect]"];
-    let bad: Vec<&str> =
-        text.split("\nFrame ").filter(|frame| bad_markers.iter().any(|m| frame.contains(m))).collect();
+    let bad: Vec<&str> = text.split("\nFrame ").filter(|frame| bad_markers.iter().any(|m| frame.contains(m))).collect();
     assert!(
         bad.len() as u64 <= damaged_on_the_line,
         "tshark finds {} bad frames in {}, the line damaged {damaged_on_the_line}; the first:\nFrame {}",

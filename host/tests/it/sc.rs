@@ -275,7 +275,8 @@ fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
 
     let (ok, name) = sc_cli(&hub, &pki, &["read", &d702, "device,702", "object-name"]);
     assert!(ok && !name.trim().is_empty(), "{name}");
-    let (ok, said) = sc_cli(&hub, &pki, &["write", &d702, "analog-value,1", "present-value", "23.5", "--priority", "8"]);
+    let (ok, said) =
+        sc_cli(&hub, &pki, &["write", &d702, "analog-value,1", "present-value", "23.5", "--priority", "8"]);
     assert!(ok, "{said}");
     let (ok, back) = sc_cli(&hub, &pki, &["read", &d702, "analog-value,1", "present-value"]);
     assert!(ok && back.contains("23.5"), "read-back: {back}");
@@ -307,7 +308,16 @@ fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
     assert!(out.status.success(), "tshark -r: {}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Version: TLS 1.3") || text.contains("Supported Version: TLS 1.3"), "TLS 1.3");
     assert!(text.contains("Sec-WebSocket-Protocol: hub.bsc.bacnet.org"), "the hub subprotocol");
-    for expected in ["Connect-Request", "Connect-Accept", "Encapsulated-NPDU", "who-Is", "i-Am", "readProperty", "writeProperty", "readPropertyMultiple"] {
+    for expected in [
+        "Connect-Request",
+        "Connect-Accept",
+        "Encapsulated-NPDU",
+        "who-Is",
+        "i-Am",
+        "readProperty",
+        "writeProperty",
+        "readPropertyMultiple",
+    ] {
         assert!(text.contains(expected), "tshark saw no {expected}");
     }
     for bad in ["Malformed", "Expert Info (Error"] {
@@ -345,12 +355,7 @@ fn rusty_bacnets_sc_client_reads_our_device_through_our_hub() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}\ngateway:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        gateway.log()
-    );
+    assert!(out.status.success(), "{said}{}\ngateway:\n{}", String::from_utf8_lossy(&out.stderr), gateway.log());
     assert_eq!(said.lines().filter(|l| l.contains("\"ok\": true")).count(), 4, "{said}");
 }
 
@@ -426,11 +431,7 @@ async fn a_device_and_a_client_fail_over_to_the_second_hub_and_back_while_readin
     let started = trellis::sc_port::start(&section, 0x3F_FFFE, &scratch.0).unwrap();
     let node = started.port.node.clone();
     until("the client on hub A", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
-    let tsm = bacnet::tsm::TsmConfig {
-        apdu_timeout: Duration::from_millis(500),
-        retries: 0,
-        ..Default::default()
-    };
+    let tsm = bacnet::tsm::TsmConfig { apdu_timeout: Duration::from_millis(500), retries: 0, ..Default::default() };
     let client = Client::on_sc(started.port.node, started.port.up, tsm);
     let found = client
         .who_is(Destination::GlobalBroadcast, Some((801, 801)), Duration::from_secs(3))

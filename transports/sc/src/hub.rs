@@ -172,10 +172,12 @@ async fn connection(
             stats.tls_refused.fetch_add(1, Ordering::Relaxed);
             format!("TLS: {e}")
         })?;
-        tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(crate::ws_config())).await.map_err(|e| {
-            stats.wrong_subprotocol.fetch_add(1, Ordering::Relaxed);
-            format!("WebSocket upgrade: {e}")
-        })
+        tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(crate::ws_config())).await.map_err(
+            |e| {
+                stats.wrong_subprotocol.fetch_add(1, Ordering::Relaxed);
+                format!("WebSocket upgrade: {e}")
+            },
+        )
     };
     let ws = match tokio::time::timeout(HANDSHAKE_LIMIT, handshake).await {
         Ok(Ok(ws)) => ws,

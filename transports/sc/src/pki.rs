@@ -11,8 +11,8 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertificateRevocationListParams, CertifiedIssuer, DnType, IsCa, KeyIdMethod,
     KeyPair, RevocationReason, RevokedCertParams, SanType, SerialNumber, date_time_ymd,
 };
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A certificate and its private key, PEM.
 #[derive(Debug, Clone)]
@@ -69,7 +69,10 @@ impl TestCa {
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(DnType::CommonName, name);
         validity(&mut params, Validity::Years(10));
-        Ok(TestCa { issuer: CertifiedIssuer::self_signed(params, KeyPair::generate()?)?, next_serial: AtomicU64::new(1) })
+        Ok(TestCa {
+            issuer: CertifiedIssuer::self_signed(params, KeyPair::generate()?)?,
+            next_serial: AtomicU64::new(1),
+        })
     }
 
     /// The CA's certificate (what peers list as their issuer).
@@ -116,7 +119,7 @@ impl TestCa {
                 .collect(),
             key_identifier_method: KeyIdMethod::Sha256,
         };
-        Ok(params.signed_by(&self.issuer)?.pem()?)
+        params.signed_by(&self.issuer)?.pem()
     }
 }
 
