@@ -127,15 +127,29 @@ impl ScSection {
         );
         for (what, uri) in [("primary_hub", &self.primary_hub), ("failover_hub", &self.failover_hub)] {
             if let Some(uri) = uri {
-                anyhow::ensure!(
-                    uri.starts_with("wss://") && uri.len() > "wss://".len(),
-                    "sc.{what} `{uri}` must be a wss:// URI (BACnet/SC never runs without TLS)"
-                );
+                trellis_sc::node::check_hub_uri(uri).map_err(|why| {
+                    anyhow::anyhow!(
+                        "sc.{what} `{uri}` must be a wss://HOST:PORT/ URI (BACnet/SC never runs without TLS): {why}"
+                    )
+                })?;
             }
         }
+        anyhow::ensure!(
+            self.failover_hub.is_none() || self.failover_hub != self.primary_hub,
+            "sc.failover_hub is the primary_hub: name another hub, or none"
+        );
         if let Some(h) = &self.hub_function {
-            h.parse::<std::net::SocketAddr>()
+            let bind = h
+                .parse::<std::net::SocketAddr>()
                 .map_err(|_| anyhow::anyhow!("sc.hub_function `{h}` must be IP:PORT to listen on"))?;
+            anyhow::ensure!(
+                bind.port() != 0,
+                "sc.hub_function `{h}` needs a port of its own (not 0): nodes are told it"
+            );
+            anyhow::ensure!(
+                self.primary_hub.is_some() || !bind.ip().is_unspecified(),
+                "sc.hub_function `{h}` listens on every address: say which one this node connects to (sc.primary_hub)"
+            );
         }
         if let Some(v) = &self.vmac {
             anyhow::ensure!(
@@ -147,6 +161,10 @@ impl ScSection {
             anyhow::ensure!(identity::parse_uuid(u).is_some(), "sc.uuid `{u}` must be a UUID (8-4-4-4-12 hex digits)");
         }
         anyhow::ensure!(self.heartbeat_s >= 1, "sc.heartbeat_s must be at least 1");
+        anyhow::ensure!(
+            self.connect_wait_s >= 1 && self.disconnect_wait_s >= 1,
+            "sc.connect_wait_s and sc.disconnect_wait_s must be at least 1"
+        );
         anyhow::ensure!(
             self.reconnect_s >= 1 && self.max_reconnect_s >= self.reconnect_s,
             "sc.reconnect_s must be at least 1 and at most sc.max_reconnect_s"
@@ -205,8 +223,14 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
     connection.connect_wait = Duration::from_secs(section.connect_wait_s.into());
     connection.disconnect_wait = Duration::from_secs(section.disconnect_wait_s.into());
 
-    let hub = match &section.hub_function {
-        Some(bind) => {
+    // Both TLS configurations first: nothing starts on credentials that fail.
+    let client_tls = creds.client_config().context("BACnet/SC node TLS")?;
+    let server_tls = match &section.hub_function {
+        Some(_) => Some(creds.server_config().context("BACnet/SC hub function TLS")?),
+        None => None,
+    };
+    let hub = match (&section.hub_function, server_tls) {
+        (Some(bind), Some(server_tls)) => {
             let listener = std::net::TcpListener::bind(bind)
                 .and_then(|l| {
                     l.set_nonblocking(true)?;
@@ -216,16 +240,22 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
             let stats = Arc::new(HubPortStats::default());
             // The hub function answers with the device's own identity.
             let hub_id = ConnectInfo { vmac: identity::random_vmac(), ..me };
-            tokio::spawn(trellis_sc::hub::serve_hub(
+            let serving = trellis_sc::hub::serve_hub(
                 listener,
-                creds.server_config().context("BACnet/SC hub function TLS")?,
+                server_tls,
                 HubConfig::new(ConnectionConfig { local: hub_id, ..connection }),
                 stats.clone(),
-            ));
+            );
             tracing::info!(%bind, "BACnet/SC hub function listening");
+            let bind = bind.clone();
+            tokio::spawn(async move {
+                if let Err(e) = serving.await {
+                    tracing::error!(%bind, "BACnet/SC hub function stopped: {e}");
+                }
+            });
             Some(stats)
         }
-        None => None,
+        _ => None,
     };
 
     let mut connector = ConnectorConfig::new(connection, section.failover_hub.is_some());
@@ -235,7 +265,7 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
     let (node, up) = ScNode::start(NodeConfig {
         primary: primary.clone(),
         failover: section.failover_hub.clone(),
-        tls: creds.client_config().context("BACnet/SC node TLS")?,
+        tls: client_tls,
         connector,
     });
     tracing::info!(
@@ -274,6 +304,11 @@ mod tests {
             ("primary_hub = \"ws://127.0.0.1:47843/\"", "wss://"),
             ("primary_hub = \"wss://h/\"\nfailover_hub = \"http://h/\"", "failover_hub"),
             ("hub_function = \"localhost\"", "hub_function"),
+            ("hub_function = \"127.0.0.1:0\"", "not 0"),
+            ("hub_function = \"0.0.0.0:47843\"", "sc.primary_hub"),
+            ("primary_hub = \"wss://:47843/\"", "primary_hub"),
+            ("primary_hub = \"wss://h:1/\"\nfailover_hub = \"wss://h:1/\"", "failover_hub is the primary_hub"),
+            ("hub_function = \"127.0.0.1:1\"\nconnect_wait_s = 0", "connect_wait_s"),
             ("hub_function = \"127.0.0.1:1\"\nvmac = \"ffffffffffff\"", "sc.vmac"),
             ("hub_function = \"127.0.0.1:1\"\nuuid = \"12\"", "sc.uuid"),
             ("hub_function = \"127.0.0.1:1\"\ndirect_connect = true", "not implemented"),

@@ -179,8 +179,9 @@ impl FromStr for DeviceAddress {
                 _ => return Err(err()),
             }
         } else if let Some(vmac) = link.strip_prefix("sc:") {
+            // Neither the broadcast VMAC nor the all-zero one names a node.
             match parse_hex(vmac).as_deref().map(<[u8; 6]>::try_from) {
-                Some(Ok(v)) => LinkAddress::Sc(v),
+                Some(Ok(v)) if v != [0xFF; 6] && v != [0; 6] => LinkAddress::Sc(v),
                 _ => return Err(err()),
             }
         } else if let Some(mac) = link.strip_prefix("mstp:") {
@@ -269,7 +270,7 @@ mod tests {
             "sc:02a1b2c3d4e5".parse::<DeviceAddress>().unwrap().sc_vmac(),
             Some([2, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5])
         );
-        for bad in ["sc:02a1b2c3d4", "sc:02a1b2c3d4e5f6", "sc:", "bip6:05ef"] {
+        for bad in ["sc:02a1b2c3d4", "sc:02a1b2c3d4e5f6", "sc:", "bip6:05ef", "sc:ffffffffffff", "sc:000000000000"] {
             assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
         }
     }

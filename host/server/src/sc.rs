@@ -26,8 +26,8 @@ pub struct ScPort {
     pub up: mpsc::Receiver<Up>,
 }
 
-/// Serve `server` on a BACnet/SC port until the node stops or the future
-/// is dropped.
+/// Serve `server` on a BACnet/SC port until the future is dropped (the
+/// node reconnects to its hubs by itself meanwhile).
 pub async fn serve_sc_on<M: ObjectModel>(port: ScPort, server: impl Into<Arc<Server<M>>>) -> anyhow::Result<()> {
     let server = server.into();
     let ScPort { node, up } = port;
@@ -79,8 +79,9 @@ impl Link for ScLink {
         for (i, frame) in outbox.frames().iter().enumerate() {
             let to = match (frame.how, frame.peer.sc_vmac()) {
                 (Delivery::Broadcast, _) => Ok(BROADCAST_VMAC),
-                (_, Some(vmac)) => Ok(vmac),
-                (_, None) => Err(std::io::Error::new(
+                // A unicast never goes out as a hub broadcast.
+                (_, Some(vmac)) if vmac != BROADCAST_VMAC => Ok(vmac),
+                _ => Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     format!("{} is not a BACnet/SC node", frame.peer),
                 )),

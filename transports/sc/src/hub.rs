@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! TCP accept ─TLS 1.3 (client certificate required)─▶ WebSocket (hub.bsc.bacnet.org) ─frames─▶ hub task (core Hub)
+//!                                                      (each connection's reader drives the shared core Hub)
 //!                                                                           ◀─bounded queue─ per-connection writer
 //! ```
 //!
@@ -51,6 +52,9 @@ pub struct HubPortStats {
     pub tls_refused: AtomicU64,
     /// WebSocket upgrades refused: not the hub subprotocol.
     pub wrong_subprotocol: AtomicU64,
+    /// WebSocket upgrades that failed otherwise (malformed HTTP, the peer
+    /// gone mid-upgrade).
+    pub upgrades_failed: AtomicU64,
     /// Handshakes that took too long.
     pub handshake_timeouts: AtomicU64,
     /// Frames dropped: the connection's queue was full.
@@ -120,7 +124,13 @@ impl Shared {
 /// disconnect waits, heartbeats), and a frame never waits for them.
 const TIMER_GRANULARITY: Duration = Duration::from_millis(250);
 
-/// Serve the hub function on `listener` until the future is dropped.
+/// Handshakes (TLS, then the WebSocket upgrade) in progress at once, at
+/// most: a flood of TCP connections that never finish theirs waits here
+/// rather than holding sockets and tasks without bound.
+pub const HANDSHAKES_AT_ONCE: usize = 64;
+
+/// Serve the hub function on `listener` until the future is dropped (which
+/// ends every connection and the timer).
 pub async fn serve_hub(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -128,18 +138,28 @@ pub async fn serve_hub(
     stats: Arc<HubPortStats>,
 ) -> std::io::Result<()> {
     let shared = Arc::new(Mutex::new(Shared { hub: Hub::new(config), queues: HashMap::new(), epoch: Instant::now() }));
-    let timer = tokio::spawn(run_timers(shared.clone(), stats.clone()));
+    // Dropping the set aborts every task in it.
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(run_timers(shared.clone(), stats.clone()));
     let acceptor = TlsAcceptor::from(tls);
-    let result = loop {
+    let handshakes = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES_AT_ONCE));
+    loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(x) => x,
-            Err(e) => break Err(e),
+            // Out of file descriptors, a connection reset before it was
+            // taken…: say so and go on accepting.
+            Err(e) => {
+                tracing::warn!("BACnet/SC hub: accepting a connection failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
         };
         let _ = tcp.set_nodelay(true);
-        tokio::spawn(connection(tcp, peer, acceptor.clone(), shared.clone(), stats.clone()));
-    };
-    timer.abort();
-    result
+        // Reap what finished, so the set holds only live connections.
+        while tasks.try_join_next().is_some() {}
+        let permit = handshakes.clone().acquire_owned().await.map_err(std::io::Error::other)?;
+        tasks.spawn(connection(tcp, peer, acceptor.clone(), shared.clone(), stats.clone(), permit));
+    }
 }
 
 /// The hub's timers (connect waits, heartbeats), at most
@@ -166,6 +186,7 @@ async fn connection(
     acceptor: TlsAcceptor,
     shared: SharedHub,
     stats: Arc<HubPortStats>,
+    handshaking: tokio::sync::OwnedSemaphorePermit,
 ) {
     let handshake = async {
         let tls = acceptor.accept(tcp).await.map_err(|e| {
@@ -174,7 +195,13 @@ async fn connection(
         })?;
         tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(crate::ws_config())).await.map_err(
             |e| {
-                stats.wrong_subprotocol.fetch_add(1, Ordering::Relaxed);
+                // Our refusal is an HTTP answer; anything else is a failed
+                // upgrade (malformed HTTP, the peer gone…).
+                let counter = match e {
+                    tokio_tungstenite::tungstenite::Error::Http(_) => &stats.wrong_subprotocol,
+                    _ => &stats.upgrades_failed,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
                 format!("WebSocket upgrade: {e}")
             },
         )
@@ -191,6 +218,7 @@ async fn connection(
             return;
         }
     };
+    drop(handshaking);
     let (queue, mut outbound) = mpsc::channel::<Vec<u8>>(CONNECTION_QUEUE);
     let opened = {
         let mut s = lock(&shared);
@@ -210,8 +238,11 @@ async fn connection(
     loop {
         tokio::select! {
             frame = outbound.recv() => match frame {
-                Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() { break },
-                None => { let _ = write.close().await; break }
+                Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() {
+                    tracing::debug!(%peer, "BACnet/SC hub: a node's connection could not be written (or too slowly)");
+                    break
+                },
+                None => { let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await; break }
             },
             m = read.next() => match m {
                 Some(Ok(Message::Binary(data))) => {
@@ -224,7 +255,12 @@ async fn connection(
                 Some(Ok(Message::Close(_))) | None => break,
                 Some(Ok(_)) => { stats.bad_frames.fetch_add(1, Ordering::Relaxed); }
                 Some(Err(e)) => {
-                    stats.bad_frames.fetch_add(1, Ordering::Relaxed);
+                    use tokio_tungstenite::tungstenite::Error as WsError;
+                    // A frame too large or not WebSocket is the node's fault;
+                    // a reset connection is not.
+                    if matches!(e, WsError::Capacity(_) | WsError::Protocol(_) | WsError::Utf8(_)) {
+                        stats.bad_frames.fetch_add(1, Ordering::Relaxed);
+                    }
                     tracing::debug!(%peer, "BACnet/SC hub: WebSocket error: {e}");
                     break;
                 }

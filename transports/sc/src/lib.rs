@@ -6,8 +6,9 @@
 //! - [`tls`]: the port's credentials and rustls configurations (TLS 1.3,
 //!   both sides authenticated against the configured issuers only).
 //! - [`hub`]: the hub function on a TCP listener: each node's WebSocket
-//!   (subprotocol `hub.bsc.bacnet.org`) feeds the core's `Hub`, one task
-//!   owns it, each connection writes from a bounded queue.
+//!   (subprotocol `hub.bsc.bacnet.org`) feeds the core's `Hub`, shared
+//!   behind a lock by the connections' readers; each connection writes from
+//!   a bounded queue, in bursts.
 //! - [`identity`]: a node's VMAC (Random-48) and device UUID (configured
 //!   or derived from the instance and certificate).
 //! - [`pki`]: a test PKI (CA, hub and node certificates), for `trellis sc
@@ -40,8 +41,13 @@ pub(crate) fn ws_config() -> tokio_tungstenite::tungstenite::protocol::WebSocket
         .max_frame_size(Some(hub::MAX_FRAME))
 }
 
+/// How long a burst of writes (or a close) may take: a peer that stops
+/// reading loses its connection rather than holding its writer forever.
+pub(crate) const WRITE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Write `first` and whatever else is queued now (up to a burst), then
-/// flush once.
+/// flush once; an error when the peer does not take it within
+/// [`WRITE_LIMIT`].
 pub(crate) async fn write_burst<S>(
     sink: &mut S,
     first: Vec<u8>,
@@ -53,14 +59,20 @@ where
 {
     use futures_util::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
-    sink.feed(Message::Binary(first.into())).await?;
-    for _ in 0..64 {
-        match queue.try_recv() {
-            Ok(f) => sink.feed(Message::Binary(f.into())).await?,
-            Err(_) => break,
+    let burst = async {
+        sink.feed(Message::Binary(first.into())).await?;
+        for _ in 0..64 {
+            match queue.try_recv() {
+                Ok(f) => sink.feed(Message::Binary(f.into())).await?,
+                Err(_) => break,
+            }
         }
+        sink.flush().await
+    };
+    match tokio::time::timeout(WRITE_LIMIT, burst).await {
+        Ok(done) => done,
+        Err(_) => Err(tokio_tungstenite::tungstenite::Error::Io(std::io::ErrorKind::TimedOut.into())),
     }
-    sink.flush().await
 }
 
 /// The WebSocket subprotocol of a node-to-hub connection.

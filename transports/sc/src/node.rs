@@ -88,6 +88,8 @@ impl NodeState {
         loop {
             while let Some(action) = self.connector.poll_action() {
                 match action {
+                    // The last handle is gone: open nothing more.
+                    Action::Open(_) if self.stopped.has_changed().is_err() => {}
                     Action::Open(h) => {
                         self.generation += 1;
                         self.attempt[slot(h)] = self.generation;
@@ -112,13 +114,15 @@ impl NodeState {
                         if let Some(w) = &self.writers[slot(h)]
                             && w.try_send(frame).is_err()
                         {
-                            tracing::debug!("BACnet/SC node: a frame for the hub was dropped (queue full or closed)");
+                            self.status.dropped += 1;
                         }
                     }
                 }
             }
             while let Some(u) = self.connector.poll_up() {
-                let _ = self.up.try_send(u);
+                if self.up.try_send(u).is_err() {
+                    self.status.dropped += 1;
+                }
             }
             if self.connector.duplicate_vmac() {
                 let vmac = crate::identity::random_vmac();
@@ -144,6 +148,9 @@ pub struct NodeStatus {
     pub vmac: ScVmac,
     /// The connector's counters.
     pub counters: bacnet::sc::connector::ConnectorCounters,
+    /// What the node itself dropped: NPDUs received while the receiver's
+    /// channel was full, frames for a hub whose queue was full.
+    pub dropped: u64,
 }
 
 /// A running node (cheap to clone); it stops, closing its hub
@@ -175,8 +182,13 @@ impl ScNode {
                 hub: HubConnectionStatus::NO_HUB_CONNECTION,
                 vmac: config.connector.connection.local.vmac,
                 counters: Default::default(),
+                dropped: 0,
             },
-            connector: HubConnector::new(config.connector),
+            // Whether there is a failover is the URIs' to say.
+            connector: HubConnector::new(ConnectorConfig {
+                has_failover: config.failover.is_some(),
+                ..config.connector
+            }),
             epoch: Instant::now(),
             primary: config.primary,
             failover: config.failover,
@@ -259,7 +271,12 @@ impl Link {
             });
             return;
         };
-        let ws = match tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, connect(&uri, tls)).await {
+        let connecting = tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, connect(&uri, tls));
+        let outcome = tokio::select! {
+            o = connecting => o,
+            _ = self.stopped.changed() => return,
+        };
+        let ws = match outcome {
             Ok(Ok(ws)) => ws,
             outcome => {
                 let why = match outcome {
@@ -287,19 +304,22 @@ impl Link {
                 f = outbound.recv() => match f {
                     Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() { break },
                     // The connector let this hub go: close it.
-                    None => { let _ = write.close().await; return }
+                    None => { let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await; return }
                 },
                 m = read.next() => match m {
                     Some(Ok(Message::Binary(d))) => {
                         if !self.report(|s, now| s.connector.handle_frame(now, h, &d)) {
-                            let _ = write.close().await;
+                            let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await;
                             return;
                         }
                     }
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
                     _ => break,
                 },
-                _ = self.stopped.changed() => { let _ = write.close().await; return }
+                _ = self.stopped.changed() => {
+                    let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await;
+                    return
+                }
             }
         }
         self.report(|s, now| {
@@ -310,6 +330,22 @@ impl Link {
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>;
+
+/// Whether `uri` is one a node can connect to: `wss://`, a host, a port
+/// (443 if none, never 0); the reason if not.
+pub fn check_hub_uri(uri: &str) -> Result<(), String> {
+    let parsed: Uri = uri.parse().map_err(|e| format!("not a URI: {e}"))?;
+    if parsed.scheme_str() != Some("wss") {
+        return Err("BACnet/SC hubs are wss:// URIs (TLS is never optional)".into());
+    }
+    if parsed.host().is_none_or(str::is_empty) {
+        return Err("no host".into());
+    }
+    if parsed.port_u16() == Some(0) {
+        return Err("port 0".into());
+    }
+    Ok(())
+}
 
 /// TCP, TLS 1.3 with our certificate, then the WebSocket upgrade with the
 /// hub subprotocol (refused if the hub does not agree to it).

@@ -107,6 +107,10 @@ pub struct HubConnector {
     primary_at: Option<Duration>,
     /// Waiting for a new VMAC.
     needs_vmac: bool,
+    /// Duplicate-VMAC refusals since the last connection, and when the
+    /// last came: from the second on, the next attempt waits its back-off.
+    duplicates: u32,
+    duplicate_at: Duration,
     actions: VecDeque<Action>,
     up: VecDeque<Up>,
     /// Connections made, failovers, refusals: for the Network Port object.
@@ -136,6 +140,8 @@ impl HubConnector {
             backoff: config.reconnect,
             primary_at: None,
             needs_vmac: false,
+            duplicates: 0,
+            duplicate_at: Duration::ZERO,
             actions: VecDeque::new(),
             up: VecDeque::new(),
             counters: ConnectorCounters::default(),
@@ -164,12 +170,19 @@ impl HubConnector {
         self.needs_vmac
     }
 
-    /// Use `vmac` from now on (after a duplicate), and start again.
+    /// Use `vmac` from now on (after a duplicate), and start again: at
+    /// once after a first refusal, after the back-off from the second in a
+    /// row (a hub that refuses every VMAC is not hammered).
     pub fn set_vmac(&mut self, vmac: ScVmac) {
         self.config.connection.local.vmac = vmac;
         if self.needs_vmac {
             self.needs_vmac = false;
-            self.open(HubChoice::Primary);
+            if self.duplicates > 1 {
+                self.retry_at = Some(self.duplicate_at + self.backoff);
+                self.backoff = (self.backoff * 2).min(self.config.max_reconnect);
+            } else {
+                self.open(HubChoice::Primary);
+            }
         }
     }
 
@@ -292,19 +305,38 @@ impl HubConnector {
                 match e {
                     Event::Connected(_) => connected.push(l.hub),
                     Event::Closed(reason) => lost.push((l.hub, reason)),
-                    Event::Message(frame) => {
-                        if let Ok(m) = BvlcSc::decode(&frame)
-                            && let Payload::EncapsulatedNpdu(npdu) = m.payload
-                        {
-                            let broadcast = m.destination == Some(crate::bvlc_sc::BROADCAST_VMAC);
-                            self.up.push_back(Up { origin: m.origin, broadcast, npdu: npdu.to_vec() });
+                    Event::Message(frame) => match BvlcSc::decode(&frame) {
+                        Ok(BvlcSc { payload: Payload::EncapsulatedNpdu(npdu), origin, destination, .. }) => {
+                            let broadcast = destination == Some(crate::bvlc_sc::BROADCAST_VMAC);
+                            self.up.push_back(Up { origin, broadcast, npdu: npdu.to_vec() });
                         }
-                    }
+                        // No node switch here (AB.4): an Address-Resolution
+                        // from another node gets the NAK that says so, back
+                        // through the hub to its origin.
+                        Ok(BvlcSc {
+                            payload: Payload::AddressResolution, origin: Some(origin), message_id, ..
+                        }) => {
+                            let nak = BvlcSc {
+                                destination: Some(origin),
+                                ..super::connection::nak_for(
+                                    crate::bvlc_sc::function::ADDRESS_RESOLUTION,
+                                    message_id,
+                                    crate::enums::ErrorCode::OPTIONAL_FUNCTIONALITY_NOT_SUPPORTED,
+                                )
+                            };
+                            let mut out = Vec::new();
+                            if nak.encode(&mut out).is_ok() {
+                                c.send(out);
+                            }
+                        }
+                        _ => {}
+                    },
                 }
             }
         }
         for hub in connected {
             self.counters.connects += 1;
+            self.duplicates = 0;
             self.backoff = self.config.reconnect;
             self.retry_at = None;
             match hub {
@@ -328,6 +360,13 @@ impl HubConnector {
             }
         }
         for (hub, reason) in lost {
+            // What the connection still had to say (a Disconnect-ACK) goes
+            // out before the close.
+            if let Some(c) = self.links.iter_mut().find(|l| l.hub == hub).and_then(|l| l.connection.as_mut()) {
+                while let Some(frame) = c.poll_transmit() {
+                    self.actions.push_back(Action::Send(hub, frame));
+                }
+            }
             self.links.retain(|l| l.hub != hub);
             self.actions.push_back(Action::Close(hub));
             if !matches!(reason, CloseReason::Disconnected) {
@@ -335,6 +374,8 @@ impl HubConnector {
             }
             if reason == CloseReason::DuplicateVmac {
                 self.needs_vmac = true;
+                self.duplicates += 1;
+                self.duplicate_at = now;
                 for l in core::mem::take(&mut self.links) {
                     self.actions.push_back(Action::Close(l.hub));
                 }

@@ -221,3 +221,61 @@ fn npdus_travel_through_the_hub_in_use() {
     assert!(!w.node.send_npdu(peer_info.vmac, &[1, 0]));
     assert_eq!(w.node.counters().unsent, 1);
 }
+
+/// Another node asks ours for its direct-connect URIs: without a node
+/// switch, the answer is a NAK (optional functionality not supported),
+/// addressed back to the asker through the hub.
+#[test]
+fn an_address_resolution_gets_the_nak_for_a_node_without_a_node_switch() {
+    let mut w = World::new(false);
+    w.run(S);
+    let asker = [2, 0xAA, 0, 0, 0, 7];
+    let mut frame = Vec::new();
+    BvlcSc {
+        message_id: 0x4242,
+        origin: Some(asker),
+        destination: None,
+        destination_options: Options::NONE,
+        data_options: Options::NONE,
+        payload: Payload::AddressResolution,
+    }
+    .encode(&mut frame)
+    .unwrap();
+    w.node.handle_frame(S * 2, HubChoice::Primary, &frame);
+    let sent: Vec<Vec<u8>> = core::iter::from_fn(|| w.node.poll_action())
+        .filter_map(|a| if let Action::Send(HubChoice::Primary, f) = a { Some(f) } else { None })
+        .collect();
+    assert_eq!(sent.len(), 1, "one answer");
+    let answer = BvlcSc::decode(&sent[0]).unwrap();
+    assert_eq!((answer.message_id, answer.destination, answer.origin), (0x4242, Some(asker), None));
+    let Payload::Result { function, nak: Some(nak) } = answer.payload else { panic!("a NAK: {answer:?}") };
+    assert_eq!(function, crate::bvlc_sc::function::ADDRESS_RESOLUTION);
+    assert_eq!(nak.code, crate::enums::ErrorCode::OPTIONAL_FUNCTIONALITY_NOT_SUPPORTED.0 as u16);
+}
+
+/// The hub says goodbye: the node's Disconnect-ACK is written before its
+/// WebSocket is closed.
+#[test]
+fn a_disconnect_request_from_the_hub_is_acknowledged_before_the_close() {
+    let mut w = World::new(false);
+    w.run(S);
+    let mut frame = Vec::new();
+    BvlcSc {
+        message_id: 0x0D0D,
+        origin: None,
+        destination: None,
+        destination_options: Options::NONE,
+        data_options: Options::NONE,
+        payload: Payload::DisconnectRequest,
+    }
+    .encode(&mut frame)
+    .unwrap();
+    w.node.handle_frame(S * 2, HubChoice::Primary, &frame);
+    let actions: Vec<Action> = core::iter::from_fn(|| w.node.poll_action()).collect();
+    let ack = actions.iter().position(|a| {
+        matches!(a, Action::Send(HubChoice::Primary, f)
+            if BvlcSc::decode(f).is_ok_and(|m| m.payload == Payload::DisconnectAck && m.message_id == 0x0D0D))
+    });
+    let close = actions.iter().position(|a| *a == Action::Close(HubChoice::Primary));
+    assert!(matches!((ack, close), (Some(a), Some(c)) if a < c), "{actions:?}");
+}

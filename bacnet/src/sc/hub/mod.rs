@@ -87,6 +87,9 @@ pub struct Hub {
     by_vmac: BTreeMap<ScVmac, ConnId>,
     next_id: ConnId,
     closed: VecDeque<ConnId>,
+    /// Connections that may have frames to write (so that
+    /// [`Hub::poll_transmit`] never scans them all).
+    ready: VecDeque<ConnId>,
     counters: HubCounters,
 }
 
@@ -99,6 +102,7 @@ impl Hub {
             by_vmac: BTreeMap::new(),
             next_id: 1,
             closed: VecDeque::new(),
+            ready: VecDeque::new(),
             counters: HubCounters::default(),
         }
     }
@@ -131,6 +135,10 @@ impl Hub {
             self.counters.refused_full += 1;
             return None;
         }
+        // After a wrap, never hand out a handle still in use.
+        while self.connections.contains_key(&self.next_id) {
+            self.next_id = self.next_id.wrapping_add(1).max(1);
+        }
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         self.connections.insert(id, Connection::accept(now, self.config.connection));
@@ -139,12 +147,19 @@ impl Hub {
 
     /// The WebSocket under `id` closed.
     pub fn close(&mut self, id: ConnId) {
-        if let Some(c) = self.connections.remove(&id)
+        if let Some(c) = self.remove(id)
             && let Some(peer) = c.peer()
             && self.by_vmac.get(&peer.vmac) == Some(&id)
         {
             self.by_vmac.remove(&peer.vmac);
         }
+    }
+
+    /// Take a connection out for good, keeping what it counted.
+    fn remove(&mut self, id: ConnId) -> Option<Connection> {
+        let c = self.connections.remove(&id)?;
+        self.counters.queue_full += c.counters().queue_full;
+        Some(c)
     }
 
     /// A frame from connection `id`.
@@ -164,11 +179,12 @@ impl Hub {
             }
         });
         self.connections.insert(id, c);
+        self.ready.push_back(id);
         if let Some(other) = replaces {
             // The same device reconnected before the hub saw its first
             // connection go: the new one takes over.
             self.counters.replaced += 1;
-            self.connections.remove(&other);
+            self.remove(other);
             self.closed.push_back(other);
         }
         self.drain_events(id);
@@ -209,6 +225,7 @@ impl Hub {
                     self.counters.broadcast_copies += 1;
                     if let Some(c) = self.connections.get_mut(&id) {
                         c.send(out.clone());
+                        self.ready.push_back(id);
                     }
                 }
             }
@@ -220,6 +237,7 @@ impl Hub {
                     self.counters.unicasts += 1;
                     if let Some(c) = self.connections.get_mut(&id) {
                         c.send(out);
+                        self.ready.push_back(id);
                     }
                 }
                 None => self.counters.unknown_destination += 1,
@@ -262,7 +280,13 @@ impl Hub {
 
     /// The next frame to write, and to which connection.
     pub fn poll_transmit(&mut self) -> Option<(ConnId, Vec<u8>)> {
-        self.connections.iter_mut().find_map(|(id, c)| c.poll_transmit().map(|f| (*id, f)))
+        while let Some(&id) = self.ready.front() {
+            if let Some(frame) = self.connections.get_mut(&id).and_then(Connection::poll_transmit) {
+                return Some((id, frame));
+            }
+            self.ready.pop_front();
+        }
+        None
     }
 
     /// A connection to close (after writing what it still has).
@@ -281,6 +305,7 @@ impl Hub {
         for id in ids {
             if let Some(c) = self.connections.get_mut(&id) {
                 c.handle_timeout(now);
+                self.ready.push_back(id);
                 if matches!(c.state(), State::Closed(_)) {
                     self.drain_events(id);
                 }
