@@ -73,6 +73,10 @@ pub struct ConnectorConfig {
     pub reconnect: Duration,
     /// The longest wait between attempts when both keep failing (default 120 s).
     pub max_reconnect: Duration,
+    /// Hand Address-Resolution messages (requests, ACKs, NAKs of ours) to
+    /// the host's node switch ([`HubConnector::poll_message`]) rather than
+    /// answer a request with the NAK of a node without one (default false).
+    pub node_switch: bool,
 }
 
 impl ConnectorConfig {
@@ -83,6 +87,7 @@ impl ConnectorConfig {
             has_failover,
             reconnect: Duration::from_secs(10),
             max_reconnect: Duration::from_secs(120),
+            node_switch: false,
         }
     }
 }
@@ -107,6 +112,8 @@ pub struct HubConnector {
     primary_at: Option<Duration>,
     /// Waiting for a new VMAC.
     needs_vmac: bool,
+    /// Messages for the host's node switch.
+    messages: VecDeque<Vec<u8>>,
     /// Duplicate-VMAC refusals since the last connection, and when the
     /// last came: from the second on, the next attempt waits its back-off.
     duplicates: u32,
@@ -140,6 +147,7 @@ impl HubConnector {
             backoff: config.reconnect,
             primary_at: None,
             needs_vmac: false,
+            messages: VecDeque::new(),
             duplicates: 0,
             duplicate_at: Duration::ZERO,
             actions: VecDeque::new(),
@@ -234,6 +242,22 @@ impl HubConnector {
         true
     }
 
+    /// Send a BVLC-SC message of the host's (a node switch's) through the
+    /// hub in use; false if none is connected.
+    pub fn send_frame(&mut self, frame: Vec<u8>) -> bool {
+        let Some(hub) = self.active() else { return false };
+        let Some(c) = self.links.iter_mut().find(|l| l.hub == hub).and_then(|l| l.connection.as_mut()) else {
+            return false;
+        };
+        c.send(frame)
+    }
+
+    /// The next message for the host's node switch (with
+    /// [`ConnectorConfig::node_switch`]).
+    pub fn poll_message(&mut self) -> Option<Vec<u8>> {
+        self.messages.pop_front()
+    }
+
     /// The WebSocket to `hub` is open (TLS and subprotocol agreed).
     pub fn opened(&mut self, now: Duration, hub: HubChoice) {
         if let Some(link) = self.links.iter_mut().find(|l| l.hub == hub && l.connection.is_none()) {
@@ -310,6 +334,15 @@ impl HubConnector {
                             let broadcast = destination == Some(crate::bvlc_sc::BROADCAST_VMAC);
                             self.up.push_back(Up { origin, broadcast, npdu: npdu.to_vec() });
                         }
+                        // For the host's node switch.
+                        Ok(BvlcSc {
+                            payload:
+                                Payload::AddressResolution
+                                | Payload::AddressResolutionAck(_)
+                                | Payload::Result { function: crate::bvlc_sc::function::ADDRESS_RESOLUTION, .. },
+                            origin: Some(_),
+                            ..
+                        }) if self.config.node_switch => self.messages.push_back(frame),
                         // No node switch here (AB.4): an Address-Resolution
                         // from another node gets the NAK that says so, back
                         // through the hub to its origin.
