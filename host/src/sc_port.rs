@@ -263,6 +263,7 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
     connector.max_reconnect = Duration::from_secs(section.max_reconnect_s.into());
     let primary = section.primary();
     let (node, up) = ScNode::start(NodeConfig {
+        direct: None,
         primary: primary.clone(),
         failover: section.failover_hub.clone(),
         tls: client_tls,

@@ -207,6 +207,7 @@ fn node(uri: &str, tls: &Arc<trellis_sc::rustls::ClientConfig>, i: u32) -> (ScNo
         max_npdu_len: 1497,
     };
     ScNode::start(NodeConfig {
+        direct: None,
         primary: uri.to_string(),
         failover: None,
         tls: tls.clone(),

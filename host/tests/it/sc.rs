@@ -85,6 +85,7 @@ fn our_node(uri: &str, dir: &Path) -> (ScNode, tokio::sync::mpsc::Receiver<bacne
     let me =
         ConnectInfo { vmac: [0x02, 0x54, 0x52, 0x4c, 0, 1], uuid: [0x54; 16], max_bvlc_len: 1600, max_npdu_len: 1497 };
     ScNode::start(NodeConfig {
+        direct: None,
         primary: uri.to_string(),
         failover: None,
         tls: creds(dir, "node1").client_config().unwrap(),

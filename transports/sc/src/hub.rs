@@ -34,8 +34,6 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 
 /// Frames queued for one connection, at most.
 pub const CONNECTION_QUEUE: usize = 256;
@@ -193,18 +191,16 @@ async fn connection(
             stats.tls_refused.fetch_add(1, Ordering::Relaxed);
             format!("TLS: {e}")
         })?;
-        tokio_tungstenite::accept_hdr_async_with_config(tls, subprotocol_check, Some(crate::ws_config())).await.map_err(
-            |e| {
-                // Our refusal is an HTTP answer; anything else is a failed
-                // upgrade (malformed HTTP, the peer gone…).
-                let counter = match e {
-                    tokio_tungstenite::tungstenite::Error::Http(_) => &stats.wrong_subprotocol,
-                    _ => &stats.upgrades_failed,
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-                format!("WebSocket upgrade: {e}")
-            },
-        )
+        crate::ws::accept(tls, HUB_SUBPROTOCOL).await.map_err(|e| {
+            // Our refusal is an HTTP answer; anything else is a failed
+            // upgrade (malformed HTTP, the peer gone…).
+            let counter = match e {
+                tokio_tungstenite::tungstenite::Error::Http(_) => &stats.wrong_subprotocol,
+                _ => &stats.upgrades_failed,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            format!("WebSocket upgrade: {e}")
+        })
     };
     let ws = match tokio::time::timeout(HANDSHAKE_LIMIT, handshake).await {
         Ok(Ok(ws)) => ws,
@@ -271,23 +267,4 @@ async fn connection(
     s.hub.close(id);
     s.queues.remove(&id);
     s.flush(&stats, true);
-}
-
-/// Take the upgrade only with the hub subprotocol, and say it back.
-#[allow(clippy::result_large_err)]
-fn subprotocol_check(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-    let offered = request
-        .headers()
-        .get_all("Sec-WebSocket-Protocol")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == HUB_SUBPROTOCOL);
-    if !offered {
-        let mut refusal = ErrorResponse::new(Some(format!("subprotocol {HUB_SUBPROTOCOL} required")));
-        *refusal.status_mut() = StatusCode::BAD_REQUEST;
-        return Err(refusal);
-    }
-    response.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(HUB_SUBPROTOCOL));
-    Ok(response)
 }

@@ -11,6 +11,8 @@
 //!   a bounded queue, in bursts.
 //! - [`identity`]: a node's VMAC (Random-48) and device UUID (configured
 //!   or derived from the instance and certificate).
+//! - [`direct`]: direct connections between nodes (the node switch's
+//!   WebSockets, subprotocol `dc.bsc.bacnet.org`).
 //! - [`pki`]: a test PKI (CA, hub and node certificates), for `trellis sc
 //!   certs` and tests.
 //! - [`node`]: a node's hub connector (primary, failover, back-off) over
@@ -19,11 +21,13 @@
 //! Must never: speak plaintext on a port, take a WebSocket without the
 //! BACnet/SC subprotocol, or let one slow peer hold up the others.
 
+pub mod direct;
 pub mod hub;
 pub mod identity;
 pub mod node;
 pub mod pki;
 pub mod tls;
+mod ws;
 
 /// The TLS library, for callers that hold its configurations.
 pub use rustls;

@@ -19,19 +19,16 @@
 use crate::HUB_SUBPROTOCOL;
 use bacnet::bvlc_sc::{HubConnectionStatus, ScVmac};
 use bacnet::sc::connector::{Action, ConnectorConfig, HubChoice, HubConnector, Up};
-use futures_util::{SinkExt, StreamExt};
+use bacnet::sc::switch::{DirectId, NodeSwitch, SwitchAction, SwitchConfig, SwitchCounters};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-use tokio_rustls::TlsConnector;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::{HeaderValue, Uri};
+use tokio_tungstenite::tungstenite::http::Uri;
 
-/// How a node reaches its hubs.
-#[derive(Debug, Clone)]
+/// How a node reaches its hubs (and, with a node switch, its peers).
+#[derive(Debug)]
 pub struct NodeConfig {
     /// The primary hub, `wss://host:port/path`.
     pub primary: String,
@@ -41,14 +38,20 @@ pub struct NodeConfig {
     pub tls: Arc<rustls::ClientConfig>,
     /// The connector's settings (our VMAC, UUID, sizes, timers).
     pub connector: ConnectorConfig,
+    /// Direct connections to other nodes (a node switch), if any.
+    pub direct: Option<crate::direct::DirectConfig>,
 }
 
 /// The node's state and whoever reports to it. Shared by the node's
 /// handles (which send NPDUs), its hub links (which hand it their frames)
 /// and its timer: no task between a frame's arrival and the NPDU's
 /// delivery, nor between a send and the link's queue.
-struct NodeState {
+pub(crate) struct NodeState {
     connector: HubConnector,
+    /// The node switch, with direct connections configured.
+    pub(crate) switch: Option<NodeSwitch>,
+    /// Each open direct connection's writer queue.
+    pub(crate) direct_writers: HashMap<DirectId, mpsc::Sender<Vec<u8>>>,
     epoch: Instant,
     primary: String,
     failover: Option<String>,
@@ -64,9 +67,9 @@ struct NodeState {
     stopped: watch::Receiver<()>,
 }
 
-type Shared = Arc<Mutex<NodeState>>;
+pub(crate) type Shared = Arc<Mutex<NodeState>>;
 
-fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, NodeState> {
+pub(crate) fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, NodeState> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -78,14 +81,17 @@ fn slot(h: HubChoice) -> usize {
 }
 
 impl NodeState {
-    fn now(&self) -> Duration {
+    pub(crate) fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
 
-    /// Carry out what the connector asks, hand up what it received, and
-    /// take a new VMAC when a hub refused ours.
-    fn pump(&mut self, shared: &Shared) {
+    /// Carry out what the connector (and the switch) ask, hand up what
+    /// they received, and take a new VMAC when a hub refused ours.
+    pub(crate) fn pump(&mut self, shared: &Shared) {
         loop {
+            if self.pump_switch(shared) {
+                continue;
+            }
             while let Some(action) = self.connector.poll_action() {
                 match action {
                     // The last handle is gone: open nothing more.
@@ -129,12 +135,64 @@ impl NodeState {
                 tracing::warn!("BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}", hex(&vmac));
                 self.status.vmac = vmac;
                 self.connector.set_vmac(vmac);
+                if let Some(sw) = self.switch.as_mut() {
+                    sw.set_vmac(vmac);
+                }
+                continue;
+            }
+            if self.pump_switch(shared) {
                 continue;
             }
             break;
         }
         self.status.hub = self.connector.status();
         self.status.counters = self.connector.counters();
+        if let Some(sw) = &self.switch {
+            self.status.direct_peers = sw.connected().count();
+            self.status.direct = sw.counters();
+        }
+    }
+
+    /// The switch's part: resolution messages from the hub to it, its
+    /// actions carried out, its NPDUs handed up. True if anything moved
+    /// (the connector may have more to do).
+    fn pump_switch(&mut self, shared: &Shared) -> bool {
+        let Some(sw) = self.switch.as_mut() else { return false };
+        let now = self.epoch.elapsed();
+        let mut moved = false;
+        while let Some(m) = self.connector.poll_message() {
+            sw.handle_hub_message(now, &m);
+            moved = true;
+        }
+        while let Some(action) = sw.poll_action() {
+            match action {
+                SwitchAction::Open(_, _) if self.stopped.has_changed().is_err() => {}
+                SwitchAction::Open(id, uris) => {
+                    let task = crate::direct::open(shared.clone(), id, uris, self.tls.clone(), self.stopped.clone());
+                    tokio::spawn(task);
+                }
+                SwitchAction::Close(id) => {
+                    self.direct_writers.remove(&id);
+                }
+                SwitchAction::Send(id, frame) => {
+                    if let Some(w) = self.direct_writers.get(&id)
+                        && w.try_send(frame).is_err()
+                    {
+                        self.status.dropped += 1;
+                    }
+                }
+                SwitchAction::ViaHub(frame) => {
+                    self.connector.send_frame(frame);
+                    moved = true;
+                }
+            }
+        }
+        while let Some(u) = sw.poll_up() {
+            if self.up.try_send(u).is_err() {
+                self.status.dropped += 1;
+            }
+        }
+        moved
     }
 }
 
@@ -151,6 +209,10 @@ pub struct NodeStatus {
     /// What the node itself dropped: NPDUs received while the receiver's
     /// channel was full, frames for a hub whose queue was full.
     pub dropped: u64,
+    /// Peers directly connected now (with a node switch).
+    pub direct_peers: usize,
+    /// The node switch's counters.
+    pub direct: SwitchCounters,
 }
 
 /// A running node (cheap to clone); it stops, closing its hub
@@ -177,18 +239,30 @@ impl ScNode {
     pub fn start(config: NodeConfig) -> (ScNode, mpsc::Receiver<Up>) {
         let (up_tx, up_rx) = mpsc::channel(1024);
         let (stop, stopped) = watch::channel(());
+        let mut accept = None;
+        let switch = config.direct.map(|d| {
+            let uris = d.accept.as_ref().map(|a| a.uris.clone()).unwrap_or_default();
+            accept = d.accept;
+            NodeSwitch::new(SwitchConfig::new(config.connector.connection, uris, d.initiate))
+        });
         let shared = Arc::new(Mutex::new(NodeState {
             status: NodeStatus {
                 hub: HubConnectionStatus::NO_HUB_CONNECTION,
                 vmac: config.connector.connection.local.vmac,
                 counters: Default::default(),
                 dropped: 0,
+                direct_peers: 0,
+                direct: SwitchCounters::default(),
             },
-            // Whether there is a failover is the URIs' to say.
+            // Whether there is a failover is the URIs' to say; resolution
+            // messages are the switch's when there is one.
             connector: HubConnector::new(ConnectorConfig {
                 has_failover: config.failover.is_some(),
+                node_switch: switch.is_some(),
                 ..config.connector
             }),
+            switch,
+            direct_writers: HashMap::new(),
             epoch: Instant::now(),
             primary: config.primary,
             failover: config.failover,
@@ -200,6 +274,9 @@ impl ScNode {
             stopped: stopped.clone(),
         }));
         lock(&shared).pump(&shared);
+        if let Some(a) = accept {
+            tokio::spawn(crate::direct::accept_loop(a.listener, a.tls, shared.clone(), stopped.clone()));
+        }
         tokio::spawn(run_timers(shared.clone(), stopped));
         (ScNode { shared, _stop: Arc::new(stop) }, up_rx)
     }
@@ -209,7 +286,11 @@ impl ScNode {
     /// or with its queue full, is counted and dropped.
     pub async fn send(&self, destination: ScVmac, npdu: Vec<u8>) -> std::io::Result<()> {
         let mut s = lock(&self.shared);
-        s.connector.send_npdu(destination, &npdu);
+        let now = s.now();
+        let direct = s.switch.as_mut().is_some_and(|sw| sw.send_npdu(now, destination, &npdu));
+        if !direct {
+            s.connector.send_npdu(destination, &npdu);
+        }
         s.pump(&self.shared);
         Ok(())
     }
@@ -226,7 +307,13 @@ async fn run_timers(shared: Shared, mut stopped: watch::Receiver<()>) {
         let wait = {
             let s = lock(&shared);
             let now = s.now();
-            s.connector.poll_timeout().map_or(TIMER_GRANULARITY, |d| d.saturating_sub(now).min(TIMER_GRANULARITY))
+            let switch = s.switch.as_ref().and_then(NodeSwitch::poll_timeout);
+            s.connector
+                .poll_timeout()
+                .into_iter()
+                .chain(switch)
+                .min()
+                .map_or(TIMER_GRANULARITY, |d| d.saturating_sub(now).min(TIMER_GRANULARITY))
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
@@ -235,6 +322,9 @@ async fn run_timers(shared: Shared, mut stopped: watch::Receiver<()>) {
         let mut s = lock(&shared);
         let now = s.now();
         s.connector.handle_timeout(now);
+        if let Some(sw) = s.switch.as_mut() {
+            sw.handle_timeout(now);
+        }
         s.pump(&shared);
     }
 }
@@ -271,7 +361,8 @@ impl Link {
             });
             return;
         };
-        let connecting = tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, connect(&uri, tls));
+        let connecting =
+            tokio::time::timeout(crate::hub::HANDSHAKE_LIMIT, crate::ws::connect(&uri, tls, HUB_SUBPROTOCOL));
         let outcome = tokio::select! {
             o = connecting => o,
             _ = self.stopped.changed() => return,
@@ -298,29 +389,12 @@ impl Link {
         }) {
             return;
         }
-        let (mut write, mut read) = ws.split();
-        loop {
-            tokio::select! {
-                f = outbound.recv() => match f {
-                    Some(f) => if crate::write_burst(&mut write, f, &mut outbound).await.is_err() { break },
-                    // The connector let this hub go: close it.
-                    None => { let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await; return }
-                },
-                m = read.next() => match m {
-                    Some(Ok(Message::Binary(d))) => {
-                        if !self.report(|s, now| s.connector.handle_frame(now, h, &d)) {
-                            let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await;
-                            return;
-                        }
-                    }
-                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                    _ => break,
-                },
-                _ = self.stopped.changed() => {
-                    let _ = tokio::time::timeout(crate::WRITE_LIMIT, write.close()).await;
-                    return
-                }
-            }
+        let ended = crate::ws::carry(ws, &mut outbound, &mut self.stopped.clone(), |d| {
+            self.report(|s, now| s.connector.handle_frame(now, h, d))
+        })
+        .await;
+        if ended == crate::ws::Ended::Ours {
+            return;
         }
         self.report(|s, now| {
             s.writers[slot(h)] = None;
@@ -328,8 +402,6 @@ impl Link {
         });
     }
 }
-
-type Ws = tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>;
 
 /// Whether `uri` is one a node can connect to: `wss://`, a host, a port
 /// (443 if none, never 0); the reason if not.
@@ -345,31 +417,6 @@ pub fn check_hub_uri(uri: &str) -> Result<(), String> {
         return Err("port 0".into());
     }
     Ok(())
-}
-
-/// TCP, TLS 1.3 with our certificate, then the WebSocket upgrade with the
-/// hub subprotocol (refused if the hub does not agree to it).
-async fn connect(uri: &str, tls: Arc<rustls::ClientConfig>) -> Result<Ws, String> {
-    let parsed: Uri = uri.parse().map_err(|e| format!("not a URI: {e}"))?;
-    if parsed.scheme_str() != Some("wss") {
-        return Err("BACnet/SC hubs are wss:// URIs (TLS is never optional)".into());
-    }
-    let host = parsed.host().ok_or("no host")?.trim_start_matches('[').trim_end_matches(']').to_owned();
-    let port = parsed.port_u16().unwrap_or(443);
-    let tcp = TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("TCP: {e}"))?;
-    let _ = tcp.set_nodelay(true);
-    let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| format!("server name {host}: {e}"))?;
-    let stream = TlsConnector::from(tls).connect(name, tcp).await.map_err(|e| format!("TLS: {e}"))?;
-    let mut request = uri.into_client_request().map_err(|e| format!("request: {e}"))?;
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(HUB_SUBPROTOCOL));
-    let (ws, response) = tokio_tungstenite::client_async_with_config(request, stream, Some(crate::ws_config()))
-        .await
-        .map_err(|e| format!("WebSocket upgrade: {e}"))?;
-    let agreed = response.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok());
-    if agreed != Some(HUB_SUBPROTOCOL) {
-        return Err(format!("the hub did not agree to the {HUB_SUBPROTOCOL} subprotocol ({agreed:?})"));
-    }
-    Ok(ws)
 }
 
 fn hex(v: &[u8]) -> String {

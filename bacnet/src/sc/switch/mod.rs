@@ -267,7 +267,8 @@ impl NodeSwitch {
             return None;
         }
         let id = self.next_id();
-        self.directs.insert(id, Direct { connection: Some(Connection::accept(now, self.config.connection)), target: None });
+        self.directs
+            .insert(id, Direct { connection: Some(Connection::accept(now, self.config.connection)), target: None });
         Some(id)
     }
 
@@ -357,7 +358,8 @@ impl NodeSwitch {
                             self.actions.push_back(SwitchAction::Send(id, frame));
                         }
                     }
-                    let connected = self.directs.get(&id).and_then(|d| d.connection.as_ref()).is_some_and(|c| c.peer().is_some());
+                    let connected =
+                        self.directs.get(&id).and_then(|d| d.connection.as_ref()).is_some_and(|c| c.peer().is_some());
                     self.drop_direct(now, id, !connected);
                     self.actions.push_back(SwitchAction::Close(id));
                     return;

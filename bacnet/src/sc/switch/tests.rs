@@ -180,6 +180,9 @@ fn a_peer_claiming_our_own_vmac_is_refused() {
     b.handle_frame(S, id, &request);
     assert_eq!(b.connected().count(), 0);
     let sent: Vec<SwitchAction> = core::iter::from_fn(|| b.poll_action()).collect();
-    assert!(sent.iter().any(|a| matches!(a, SwitchAction::Send(i, f) if *i == id
-        && matches!(BvlcSc::decode(f).map(|m| m.payload), Ok(Payload::Result { nak: Some(_), .. })))), "{sent:?}");
+    assert!(
+        sent.iter().any(|a| matches!(a, SwitchAction::Send(i, f) if *i == id
+        && matches!(BvlcSc::decode(f).map(|m| m.payload), Ok(Payload::Result { nak: Some(_), .. })))),
+        "{sent:?}"
+    );
 }

@@ -41,6 +41,7 @@ fn node(
     n: u8,
 ) -> (ScNode, tokio::sync::mpsc::Receiver<bacnet::sc::connector::Up>) {
     ScNode::start(NodeConfig {
+        direct: None,
         primary: uri.to_string(),
         failover: None,
         tls: creds.client_config().unwrap(),
@@ -115,6 +116,7 @@ async fn a_duplicate_vmac_is_refused_and_its_node_comes_back_with_another() {
     let mut connector = ConnectorConfig::new(ConnectionConfig::new(same_vmac), false);
     connector.reconnect = Duration::from_millis(200);
     let (second, _b) = ScNode::start(NodeConfig {
+        direct: None,
         primary: uri.clone(),
         failover: None,
         tls: ca.issue("second", &[&ca]).client_config().unwrap(),
