@@ -74,10 +74,63 @@ pub struct ScSection {
     /// The longest wait between attempts (default 120).
     #[serde(default = "default_max_reconnect")]
     pub max_reconnect_s: u32,
-    /// Direct connections between nodes (the node switch). Not implemented:
-    /// `true` is refused.
+    /// Direct connections between nodes (the node switch): `{ initiate =
+    /// true }` opens them to the nodes we send to; `{ accept =
+    /// "IP:PORT" }` takes them there (and tells peers `uris`, by default
+    /// `wss://IP:PORT/`). Without it, everything goes through the hub.
+    pub direct_connect: Option<DirectSection>,
+}
+
+/// `direct_connect = { … }` in an `sc = { … }`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DirectSection {
+    /// Open direct connections to the nodes we send to (default true).
+    #[serde(default = "default_true")]
+    pub initiate: bool,
+    /// Take direct connections on `IP:PORT`.
+    pub accept: Option<String>,
+    /// The URIs peers are told to connect to (default: `wss://` + accept).
     #[serde(default)]
-    pub direct_connect: bool,
+    pub uris: Vec<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl DirectSection {
+    fn accept_uris(&self) -> Vec<String> {
+        match (&self.accept, self.uris.is_empty()) {
+            (Some(bind), true) => vec![format!("wss://{bind}/")],
+            _ => self.uris.clone(),
+        }
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if let Some(a) = &self.accept {
+            let bind = a
+                .parse::<std::net::SocketAddr>()
+                .map_err(|_| anyhow::anyhow!("sc.direct_connect.accept `{a}` must be IP:PORT to listen on"))?;
+            anyhow::ensure!(bind.port() != 0, "sc.direct_connect.accept `{a}` needs a port of its own (not 0)");
+            anyhow::ensure!(
+                !self.uris.is_empty() || !bind.ip().is_unspecified(),
+                "sc.direct_connect.accept `{a}` listens on every address: say where peers reach it (sc.direct_connect.uris)"
+            );
+        } else {
+            anyhow::ensure!(self.uris.is_empty(), "sc.direct_connect.uris without accept: nothing would take them");
+        }
+        for uri in &self.uris {
+            trellis_sc::node::check_hub_uri(uri).map_err(|why| {
+                anyhow::anyhow!("sc.direct_connect.uris `{uri}` must be a wss://HOST:PORT/ URI: {why}")
+            })?;
+        }
+        anyhow::ensure!(
+            self.initiate || self.accept.is_some(),
+            "sc.direct_connect neither initiates nor accepts: leave it out instead"
+        );
+        Ok(())
+    }
 }
 
 fn default_heartbeat() -> u32 {
@@ -114,7 +167,7 @@ impl ScSection {
             disconnect_wait_s: default_wait(),
             reconnect_s: default_wait(),
             max_reconnect_s: default_max_reconnect(),
-            direct_connect: false,
+            direct_connect: None,
         }
     }
 
@@ -169,10 +222,9 @@ impl ScSection {
             self.reconnect_s >= 1 && self.max_reconnect_s >= self.reconnect_s,
             "sc.reconnect_s must be at least 1 and at most sc.max_reconnect_s"
         );
-        anyhow::ensure!(
-            !self.direct_connect,
-            "sc.direct_connect: direct connections between nodes are not implemented yet; traffic goes through the hub"
-        );
+        if let Some(d) = &self.direct_connect {
+            d.validate()?;
+        }
         Ok(())
     }
 
@@ -258,12 +310,30 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
         _ => None,
     };
 
+    let direct = match &section.direct_connect {
+        None => None,
+        Some(d) => {
+            let accept = match &d.accept {
+                None => None,
+                Some(bind) => {
+                    let listener = std::net::TcpListener::bind(bind)
+                        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+                        .with_context(|| format!("BACnet/SC direct connections: cannot listen on {bind}"))?;
+                    let tls = creds.server_config().context("BACnet/SC direct connections TLS")?;
+                    tracing::info!(%bind, "BACnet/SC direct connections taken");
+                    Some(trellis_sc::direct::DirectAccept { listener, tls, uris: d.accept_uris() })
+                }
+            };
+            Some(trellis_sc::direct::DirectConfig { accept, initiate: d.initiate })
+        }
+    };
     let mut connector = ConnectorConfig::new(connection, section.failover_hub.is_some());
     connector.reconnect = Duration::from_secs(section.reconnect_s.into());
     connector.max_reconnect = Duration::from_secs(section.max_reconnect_s.into());
     let primary = section.primary();
+    let direct_view = section.direct_connect.as_ref().map(|d| (d.initiate, d.accept.clone(), d.accept_uris()));
     let (node, up) = ScNode::start(NodeConfig {
-        direct: None,
+        direct,
         primary: primary.clone(),
         failover: section.failover_hub.clone(),
         tls: client_tls,
@@ -283,6 +353,9 @@ pub fn start(section: &ScSection, instance: u32, base: &Path) -> anyhow::Result<
         reconnect_s: (section.reconnect_s, section.max_reconnect_s),
         max_bvlc: MAX_BVLC,
         max_npdu: MAX_NPDU,
+        direct_initiate: direct_view.as_ref().is_some_and(|d| d.0),
+        direct_accept: direct_view.as_ref().and_then(|d| d.1.clone()),
+        direct_accept_uris: direct_view.map(|d| d.2).unwrap_or_default(),
         node: node.clone(),
     };
     Ok(StartedSc { port: ScPort { node, up }, view, hub, uuid })
@@ -312,7 +385,9 @@ mod tests {
             ("hub_function = \"127.0.0.1:1\"\nconnect_wait_s = 0", "connect_wait_s"),
             ("hub_function = \"127.0.0.1:1\"\nvmac = \"ffffffffffff\"", "sc.vmac"),
             ("hub_function = \"127.0.0.1:1\"\nuuid = \"12\"", "sc.uuid"),
-            ("hub_function = \"127.0.0.1:1\"\ndirect_connect = true", "not implemented"),
+            ("hub_function = \"127.0.0.1:1\"\ndirect_connect = { accept = \"127.0.0.1:0\" }", "not 0"),
+            ("hub_function = \"127.0.0.1:1\"\ndirect_connect = { initiate = false }", "neither"),
+            ("hub_function = \"127.0.0.1:1\"\ndirect_connect = { uris = [\"wss://h:1/\"] }", "without accept"),
             ("hub_function = \"127.0.0.1:1\"\nreconnect_s = 200", "max_reconnect_s"),
         ] {
             let e = section(extra).unwrap().validate().unwrap_err().to_string();

@@ -110,6 +110,10 @@ pub struct GlobalArgs {
     /// On --sc-hub: the issuer (CA) certificates the hub must chain to (PEM).
     #[arg(long, global = true, value_name = "FILE")]
     pub ca: Option<std::path::PathBuf>,
+    /// On --sc-hub: open direct connections to the nodes we send to (after
+    /// the first request through the hub), where they accept them.
+    #[arg(long, global = true)]
+    pub sc_direct: bool,
     /// On --sc-hub (and `sc hub`): certificate revocation lists (PEM) the
     /// peer's certificate is checked against.
     #[arg(long, global = true, value_name = "FILE")]
@@ -263,6 +267,9 @@ async fn sc_client(g: &GlobalArgs, hub: &str, tsm: bacnet::tsm::TsmConfig) -> Re
         ca.clone(),
     );
     section.revocation_lists = g.crl.clone();
+    if g.sc_direct {
+        section.direct_connect = Some(crate::sc_port::DirectSection { initiate: true, accept: None, uris: Vec::new() });
+    }
     section.validate().map_err(|e| Failure::usage(format!("{e:#}")))?;
     // The CLI is a node of its own: a derived UUID per certificate.
     let started = crate::sc_port::start(&section, 0x3F_FFFF, std::path::Path::new("."))

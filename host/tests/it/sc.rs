@@ -259,7 +259,8 @@ fn the_sc_hub_example_serves_two_devices_that_our_cli_finds_reads_and_writes() {
     let port = crate::peers::free_port();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sc-hub.toml"))
         .unwrap()
-        .replace("47843", &port.to_string());
+        .replace("47843", &port.to_string())
+        .replace("47844", &crate::peers::free_port().to_string());
     let config = scratch.path("sc-hub.toml");
     std::fs::write(&config, text).unwrap();
     let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
@@ -529,4 +530,62 @@ fn the_sc_router_example_routes_between_bacnet_ip_sc_and_a_virtual_network() {
         .unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && said.contains("21.5"), "B/IP → router → SC: {said}\n{}", gateway.log());
+}
+
+/// Direct connections in the gateway (`examples/sc-hub.toml`: device 702
+/// takes them): our client, a node that initiates them, reads 702 through
+/// the hub first, then directly.
+///
+/// ```text
+/// client ──RP──▶ hub ──▶ 702 ──answer──▶ hub ──▶ client, and Address-Resolution ──▶ 702 ──ACK wss://127.0.0.1:P/──▶ client
+/// client ──TLS 1.3 + dc.bsc.bacnet.org──▶ 702's listener: connected
+/// client ──RP──▶ 702 ──answer──▶ client (no hub)
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_reads_a_device_over_a_direct_connection_after_the_first_request() {
+    use bacnet::enums::PropertyIdentifier as P;
+    use trellis::client::{Client, Destination};
+    let scratch = Scratch::new("sc", "direct");
+    let pki = scratch.path("sc-pki");
+    certs(&pki);
+    let (port, direct) = (crate::peers::free_port(), crate::peers::free_port());
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sc-hub.toml"))
+        .unwrap()
+        .replace("47843", &port.to_string())
+        .replace("47844", &direct.to_string());
+    let config = scratch.path("sc-hub.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+
+    let mut section = trellis::sc_port::ScSection::for_cli(
+        format!("wss://127.0.0.1:{port}/"),
+        None,
+        pki.join("node3.pem"),
+        pki.join("node3.key"),
+        pki.join("ca.pem"),
+    );
+    section.direct_connect = Some(trellis::sc_port::DirectSection { initiate: true, accept: None, uris: Vec::new() });
+    let started = trellis::sc_port::start(&section, 0x3F_FFFD, &scratch.0).unwrap();
+    let node = started.port.node.clone();
+    until("the client on the hub", || node.status().hub == HubConnectionStatus::CONNECTED_TO_PRIMARY).await;
+    let client = Client::on_sc(started.port.node, started.port.up, bacnet::tsm::TsmConfig::default());
+    let found = client
+        .who_is(Destination::LocalBroadcast, Some((702, 702)), Duration::from_secs(3))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let device = found.first().unwrap_or_else(|| panic!("device 702: {}", gateway.log())).address.clone();
+    let av1 = bacnet::ObjectIdentifier::new(bacnet::ObjectType::ANALOG_VALUE, 1).unwrap();
+    client.read_property(&device, av1, P::PRESENT_VALUE, None).await.expect("the first read, through the hub");
+    until("the direct connection", || node.status().direct_peers == 1).await;
+    for _ in 0..10 {
+        client.read_property(&device, av1, P::PRESENT_VALUE, None).await.expect("reads over the direct connection");
+    }
+    assert!(node.status().direct.direct_npdus >= 10, "{:?}", node.status());
+    let port_object = bacnet::ObjectIdentifier::new(bacnet::ObjectType::NETWORK_PORT, 1).unwrap();
+    let accepts = client.read_property(&device, port_object, P::SC_DIRECT_CONNECT_ACCEPT_ENABLE, None).await.unwrap();
+    assert_eq!(accepts, bacnet::AnyValue::from(bacnet::Value::Boolean(true)));
+    drop(gateway);
 }

@@ -124,7 +124,8 @@ impl TestCa {
 }
 
 /// Write a test PKI into `dir`: `ca.pem`; `hub.pem`/`hub.key` for
-/// `hub_hosts`; `node1.pem`/`node1.key` … for `nodes` nodes; `crl.pem`, the
+/// `hub_hosts`; `node1.pem`/`node1.key` … for `nodes` nodes (naming the
+/// same hosts, for direct connections); `crl.pem`, the
 /// CA's revocation list naming the nodes in `revoked` (by number). Keys are
 /// created mode 0600. Returns the files written.
 pub fn write_test_pki(
@@ -156,7 +157,9 @@ pub fn write_test_pki(
     write("hub.key".into(), &hub.key, true)?;
     let mut revoke = Vec::new();
     for n in 1..=nodes {
-        let node = ca.issue(&format!("BACnet/SC node {n}"), &[], Validity::Years(years)).map_err(fail)?;
+        // Node certificates name the hub's hosts too: a node there can take
+        // direct connections.
+        let node = ca.issue(&format!("BACnet/SC node {n}"), hub_hosts, Validity::Years(years)).map_err(fail)?;
         write(format!("node{n}.pem"), &node.certificate, false)?;
         write(format!("node{n}.key"), &node.key, true)?;
         if revoked.contains(&n) {

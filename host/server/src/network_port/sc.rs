@@ -38,6 +38,12 @@ pub struct ScView {
     pub max_bvlc: u16,
     /// See `max_bvlc`.
     pub max_npdu: u16,
+    /// SC_Direct_Connect_Initiate_Enable.
+    pub direct_initiate: bool,
+    /// SC_Direct_Connect_Binding, when direct connections are taken.
+    pub direct_accept: Option<String>,
+    /// SC_Direct_Connect_Accept_URIs.
+    pub direct_accept_uris: Vec<String>,
     /// The node, for its state and VMAC now.
     pub node: ScNode,
 }
@@ -52,7 +58,7 @@ impl PartialEq for ScView {
 impl Eq for ScView {}
 
 /// The SC properties, in Property_List order.
-pub(super) const PROPERTIES: [P; 14] = [
+pub(super) const PROPERTIES: [P; 16] = [
     P::MAX_BVLC_LENGTH_ACCEPTED,
     P::MAX_NPDU_LENGTH_ACCEPTED,
     P::SC_PRIMARY_HUB_URI,
@@ -67,6 +73,8 @@ pub(super) const PROPERTIES: [P; 14] = [
     P::SC_HUB_FUNCTION_BINDING,
     P::SC_DIRECT_CONNECT_INITIATE_ENABLE,
     P::SC_DIRECT_CONNECT_ACCEPT_ENABLE,
+    P::SC_DIRECT_CONNECT_BINDING,
+    P::SC_DIRECT_CONNECT_ACCEPT_URIS,
 ];
 
 impl ScView {
@@ -94,8 +102,16 @@ impl ScView {
             P::SC_HUB_CONNECTOR_STATE => Value::Enumerated(self.node.status().hub.0.into()).into(),
             P::SC_HUB_FUNCTION_ENABLE => Value::Boolean(self.hub_function.is_some()).into(),
             P::SC_HUB_FUNCTION_BINDING => text(self.hub_function.as_deref().unwrap_or("")),
-            // Direct connections (the node switch) are not implemented.
-            P::SC_DIRECT_CONNECT_INITIATE_ENABLE | P::SC_DIRECT_CONNECT_ACCEPT_ENABLE => Value::Boolean(false).into(),
+            P::SC_DIRECT_CONNECT_INITIATE_ENABLE => Value::Boolean(self.direct_initiate).into(),
+            P::SC_DIRECT_CONNECT_ACCEPT_ENABLE => Value::Boolean(self.direct_accept.is_some()).into(),
+            P::SC_DIRECT_CONNECT_BINDING => text(self.direct_accept.as_deref().unwrap_or("")),
+            // BACnetARRAY of CharacterString: the whole array.
+            P::SC_DIRECT_CONNECT_ACCEPT_URIS => AnyValue(
+                self.direct_accept_uris
+                    .iter()
+                    .map(|u| bacnet::Element::Application(Value::CharacterString(CharacterString::utf8(u))))
+                    .collect(),
+            ),
             _ => return None,
         })
     }
