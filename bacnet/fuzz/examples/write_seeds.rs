@@ -177,7 +177,8 @@ fn main() {
         mut bbmd6,
         mut bvlc_sc,
         mut sc_hub,
-    ] = std::array::from_fn::<Corpus, 14, _>(|_| Corpus::default());
+        mut sc_switch,
+    ] = std::array::from_fn::<Corpus, 15, _>(|_| Corpus::default());
     // SC hub: two nodes connect (distinct VMACs and UUIDs), then each
     // BVLC-SC seed from the first, then a broadcast and a unicast.
     let connect = |n: u8| {
@@ -201,6 +202,17 @@ fn main() {
         sc_hub.add(format!("hub{i}"), &format!("sc-hub-{i}"), [hello.clone(), chunk(0, m)].concat());
     }
     sc_hub.add("hub-dup", "sc-hub-duplicate", [chunk(0, &connect(1)), chunk(1, &connect(1))].concat());
+    // SC switch: a peer connects directly and sends an NPDU; the hub brings
+    // an Address-Resolution, an ACK with URIs for ours, a NAK.
+    let direct = [chunk(0, &connect(1)), chunk(0, &hex("01 00 0002 01001008"))].concat();
+    sc_switch.add("switch-direct", "sc-switch-direct", direct.clone());
+    sc_switch.add("switch-resolve", "sc-switch-resolution", chunk(0x80, &hex("02 08 0005 020000000007")));
+    let ours = chunk(0x20 | 0x80, &hex("020000000007 00"));
+    let ack = chunk(0x80, &[hex("03 08 0001 020000000007"), b"wss://10.0.0.7:4443/".to_vec()].concat());
+    sc_switch.add("switch-ack", "sc-switch-ack", [ours.clone(), ack].concat());
+    let nak = chunk(0x80, &hex("00 08 0001 020000000007 02 00 0000 0007 0083"));
+    sc_switch.add("switch-nak", "sc-switch-nak", [ours, nak].concat());
+    sc_switch.add("switch-close", "sc-switch-close", [direct, chunk(0x40, &[])].concat());
     // BVLC-SC: one of every message, with and without VMACs and options,
     // and the malformed ones a node must answer.
     for (i, m) in [
@@ -363,6 +375,7 @@ fn main() {
         ("bbmd6", bbmd6),
         ("bvlc_sc", bvlc_sc),
         ("sc_hub", sc_hub),
+        ("sc_switch", sc_switch),
     ] {
         corpus.write(&root.join("seeds").join(target));
     }

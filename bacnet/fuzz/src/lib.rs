@@ -392,6 +392,65 @@ pub fn check_sc_hub(data: &[u8]) {
     }
 }
 
+/// A node switch: each chunk is `[where, seconds, len, frame…]`; `where`
+/// bit 7: through the hub (Address-Resolution and its answers), else one
+/// of three direct connections (bit 6: it closes and a new one is taken);
+/// bit 5: first send an NPDU to the frame's first VMAC-like octets.
+pub fn check_sc_switch(data: &[u8]) {
+    use bacnet::bvlc_sc::ConnectInfo;
+    use bacnet::sc::connection::ConnectionConfig;
+    use bacnet::sc::switch::{NodeSwitch, SwitchConfig};
+    let local = ConnectInfo { vmac: [2, 0, 0, 0, 0, 9], uuid: [9; 16], max_bvlc_len: 1600, max_npdu_len: 1497 };
+    let mut config = SwitchConfig::new(ConnectionConfig::new(local), vec!["wss://127.0.0.1:4443/".into()], true);
+    config.max_connections = 4;
+    let mut switch = NodeSwitch::new(config);
+    let mut now = core::time::Duration::ZERO;
+    let mut sockets: Vec<u32> = (0..3).filter_map(|_| switch.accepted(now)).collect();
+    let mut rest = data;
+    while let [place, seconds, len, tail @ ..] = rest {
+        let n = (*len as usize).min(tail.len());
+        let (frame, next) = tail.split_at(n);
+        rest = next;
+        now += core::time::Duration::from_secs(u64::from(*seconds % 32));
+        switch.handle_timeout(now);
+        if place & 0x20 != 0
+            && let Some(vmac) = frame.get(..6).and_then(|v| <[u8; 6]>::try_from(v).ok())
+        {
+            switch.send_npdu(now, vmac, b"npdu");
+        }
+        if place & 0x80 != 0 {
+            switch.handle_hub_message(now, frame);
+        } else {
+            let i = usize::from(place & 0x03) % 3;
+            if place & 0x40 != 0 {
+                if let Some(id) = sockets.get(i).copied() {
+                    switch.closed(now, id);
+                    sockets.remove(i);
+                }
+                sockets.extend(switch.accepted(now));
+            } else if let Some(id) = sockets.get(i).copied() {
+                switch.handle_frame(now, id, frame);
+            }
+        }
+        let mut actions = 0;
+        while let Some(a) = switch.poll_action() {
+            actions += 1;
+            match a {
+                // The host's part: an open of ours fails or succeeds by turns.
+                bacnet::sc::switch::SwitchAction::Open(id, uris) => {
+                    assert!(!uris.is_empty(), "an open with no URI");
+                    if now.as_secs() % 2 == 0 { switch.opened(now, id) } else { switch.open_failed(now, id) }
+                }
+                bacnet::sc::switch::SwitchAction::Close(id) => sockets.retain(|s| *s != id),
+                _ => {}
+            }
+        }
+        assert!(actions <= 16, "{actions} actions for one frame");
+        while switch.poll_up().is_some() {}
+        assert!(switch.connected().count() <= 4);
+    }
+}
+
 /// One service body through codec `T`.
 pub fn check_service<T: ServiceCodec + PartialEq + Debug>(body: &[u8]) {
     round_trip!(core::any::type_name::<T>(), body, T::decode, T::to_vec);
