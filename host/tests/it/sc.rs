@@ -8,7 +8,8 @@
 //! our node ──TLS 1.3──▶ rusty-bacnet's ScHub: connected (Connect-Request/Accept between the two stacks)
 //! our CLI ──Who-Is, ReadProperty──▶ rusty's ScHub ──▶ rusty SC server
 //! rusty SC client ──Who-Is, ReadProperty──▶ our hub (a device's hub function) ──▶ our device
-//! examples/sc-hub.toml: our CLI ──▶ our hub ──▶ our two devices (tshark dissects the CLI's sessions)
+//! examples/sc-hub.toml: our CLI ──▶ our hub ──▶ our two devices (tshark dissects the CLI's sessions); a client directly to 702
+//! the router: SC ↔ B/IP ↔ virtual network, SC ↔ MS/TP; failover between two `trellis sc hub`s under load
 //! ```
 
 use crate::scratch::Scratch;
@@ -588,4 +589,55 @@ async fn our_client_reads_a_device_over_a_direct_connection_after_the_first_requ
     let accepts = client.read_property(&device, port_object, P::SC_DIRECT_CONNECT_ACCEPT_ENABLE, None).await.unwrap();
     assert_eq!(accepts, bacnet::AnyValue::from(bacnet::Value::Boolean(true)));
     drop(gateway);
+}
+
+/// BACnet/SC ↔ MS/TP through the router: networks 1 (B/IP), 2 (MS/TP, a
+/// simulated line with a served device at MAC 2 in another gateway
+/// process) and 3 (SC, the router's port running the hub function); our
+/// SC CLI finds and reads the MS/TP device.
+///
+/// ```text
+/// SC CLI ──global Who-Is──▶ hub ──▶ router ══MS/TP══▶ device 2602 ──I-Am SNET 2 SADR 02──▶ router ──▶ hub ──▶ SC CLI
+/// SC CLI ──RP sc:ROUTER@2:02──▶ hub ──▶ router ══MS/TP══▶ 2602 (at its token) ══▶ router ──▶ hub ──▶ SC CLI
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sc_client_reaches_a_device_on_an_mstp_trunk_through_the_router() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("sc", "mstp");
+    let pki = scratch.path("sc-pki");
+    certs(&pki);
+    let (_line, ptys) = crate::mstp::SimLineProcess::start(&["--baud", "38400", "--stations", "2"]);
+    let (bip, hub_port) = (crate::peers::free_port(), crate::peers::free_port());
+    let router = format!(
+        "[[router.port]]\nbind = \"127.0.0.1\"\nport = {bip}\nnetwork = 1\n\n\
+         [[router.port]]\nnetwork = 2\nmstp = {{ device = \"{}\", baud = 38400, mac = 1, max_master = 7 }}\n\n\
+         [[router.port]]\nnetwork = 3\nsc = {{ hub_function = \"127.0.0.1:{hub_port}\", certificate = \"sc-pki/hub.pem\", \
+         key = \"sc-pki/hub.key\", issuers = \"sc-pki/ca.pem\" }}\n",
+        ptys[0]
+    );
+    let config = scratch.path("router.toml");
+    std::fs::write(&config, router).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the router exited before serving:\n{log}"));
+    let station_dir = Scratch::new("sc", "mstp-station");
+    let station_config = station_dir.path("station.toml");
+    std::fs::write(
+        &station_config,
+        format!(
+            "[[device]]\ninstance = 2602\npassword = \"x\"\nmstp = {{ device = \"{}\", baud = 38400, mac = 2, max_master = 7 }}\n",
+            ptys[1]
+        ),
+    )
+    .unwrap();
+    let station =
+        crate::gateway::Gateway::start(&["run", "--config", station_config.to_str().unwrap()], &station_dir.0)
+            .unwrap_or_else(|log| panic!("the station exited before serving:\n{log}"));
+
+    let hub = format!("wss://127.0.0.1:{hub_port}/");
+    let (ok, found) = sc_cli(&hub, &pki, &["whois", "--global", "--wait", "4"]);
+    assert!(ok, "{found}\nrouter:\n{}\nstation:\n{}", gateway.log(), station.log());
+    let device = address_of(&found, 2602);
+    assert!(device.ends_with("@2:02"), "the MS/TP station behind the router: {device}");
+    let (ok, value) = sc_cli(&hub, &pki, &["read", &device, "device,2602", "object-name"]);
+    assert!(ok && !value.trim().is_empty(), "SC → router → MS/TP: {value}\n{}", gateway.log());
 }
