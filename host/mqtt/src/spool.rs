@@ -1,0 +1,435 @@
+//! The store-and-forward spool: messages waiting for the broker, on disk.
+//!
+//! ```text
+//! dir/00000000000000000001.seg   records 1…k   (append-only segments, rolled at segment_bytes)
+//! dir/00000000000000000412.seg   records 412…
+//! dir/acked                      the highest sequence number below which the broker acknowledged everything
+//! ```
+//!
+//! A record is `kind (1) | body length (u32 LE) | CRC-32 of the body (u32 LE) | body`, the body being
+//! `sequence (u64 LE) | QoS (1) | topic length (u16 LE) | topic | payload`. Sequence numbers
+//! only grow. [`Spool::ack`] takes acknowledgements in any order; the
+//! watermark moves over the contiguous ones and is written to `acked`
+//! (a temporary file, then a rename), and a segment whose records are all
+//! at or below it is deleted.
+//!
+//! Delivery is at least once: what was sent but not acknowledged when the
+//! gateway stopped (or acknowledged out of order above the watermark, or
+//! with an `acked` file that does not check out) is sent again.
+//!
+//! On open, every segment is read back: records at or below the watermark
+//! are skipped, a record that does not check out at the end of the last
+//! segment is a torn write (the gateway stopped while writing it): the
+//! file is cut there, counted and logged, not fatal; one elsewhere ends
+//! that segment's reading (counted as corrupt). What is left is pending,
+//! in order.
+//!
+//! Bounded by [`SpoolConfig::max_bytes`] of pending messages: past it, the
+//! [`FullPolicy`] drops the oldest pending message (the default) or the
+//! new one, counted. The pending messages are also kept in memory (the
+//! same bound) for the replay.
+//!
+//! Must never: delete a message the broker did not acknowledge (but by the
+//! full policy), reorder messages, or fail to open because of a damaged
+//! file.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// What a full spool gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FullPolicy {
+    /// The oldest pending message (the newest values matter most).
+    #[default]
+    DropOldest,
+    /// The message being pushed.
+    DropNewest,
+}
+
+/// How hard a push is made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Written to the operating system at each push: survives the
+    /// gateway's restart or crash, not a power loss.
+    #[default]
+    Process,
+    /// Also `fsync`ed at each push: survives a power loss, at a cost per
+    /// message.
+    PowerLoss,
+}
+
+/// Where and how much.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpoolConfig {
+    /// The spool's directory (created if missing).
+    pub dir: PathBuf,
+    /// Pending bytes (records' sizes) at most.
+    pub max_bytes: u64,
+    /// A segment file is closed and a new one begun past this size.
+    pub segment_bytes: u64,
+    /// What a full spool drops.
+    pub full: FullPolicy,
+    /// How durable a push is.
+    pub durability: Durability,
+}
+
+impl SpoolConfig {
+    /// 16 MiB pending at most, 1 MiB segments, oldest dropped first,
+    /// durable across a restart.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        SpoolConfig {
+            dir: dir.into(),
+            max_bytes: 16 << 20,
+            segment_bytes: 1 << 20,
+            full: FullPolicy::DropOldest,
+            durability: Durability::Process,
+        }
+    }
+}
+
+/// A message waiting for the broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its place in the spool.
+    pub seq: u64,
+    /// The topic.
+    pub topic: String,
+    /// QoS 0 or 1.
+    pub qos: u8,
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
+impl Message {
+    fn record_len(&self) -> u64 {
+        (HEADER + BODY_FIXED + self.topic.len() + self.payload.len()) as u64
+    }
+}
+
+/// What opening found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Recovered {
+    /// Messages still pending (not acknowledged).
+    pub pending: usize,
+    /// A torn record was found (and cut) at the end of the last segment.
+    pub torn_tail: bool,
+    /// Records elsewhere that did not check out (skipped with the rest of
+    /// their segment).
+    pub corrupt: u64,
+}
+
+/// What the spool counted since it was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpoolCounters {
+    /// Messages pushed.
+    pub pushed: u64,
+    /// Messages acknowledged.
+    pub acked: u64,
+    /// Messages dropped because the spool was full.
+    pub dropped_full: u64,
+}
+
+const KIND_MESSAGE: u8 = 1;
+/// kind, body length, CRC.
+const HEADER: usize = 1 + 4 + 4;
+/// sequence, QoS, topic length.
+const BODY_FIXED: usize = 8 + 1 + 2;
+/// A record larger than this is damage, not a message.
+const MAX_RECORD: usize = 16 << 20;
+
+/// The spool.
+#[derive(Debug)]
+pub struct Spool {
+    config: SpoolConfig,
+    /// Pending messages, in order (sequence numbers above `acked`).
+    pending: VecDeque<Message>,
+    pending_bytes: u64,
+    /// Acknowledged out of order, above the watermark.
+    acked_ahead: BTreeSet<u64>,
+    /// Everything at or below is acknowledged (or dropped).
+    acked: u64,
+    next_seq: u64,
+    /// Segments by their first sequence number, oldest first; the last is
+    /// written to.
+    segments: VecDeque<u64>,
+    writer: Option<File>,
+    writer_len: u64,
+    /// The next message to hand out for sending.
+    cursor: u64,
+    counters: SpoolCounters,
+}
+
+impl Spool {
+    /// Open (or create) the spool in `config.dir` and read back what is
+    /// pending.
+    pub fn open(config: SpoolConfig) -> io::Result<(Spool, Recovered)> {
+        std::fs::create_dir_all(&config.dir)?;
+        let acked = read_acked(&config.dir);
+        let mut segments: Vec<u64> = std::fs::read_dir(&config.dir)?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".seg")?.parse().ok())
+            .collect();
+        segments.sort_unstable();
+        let mut recovered = Recovered::default();
+        let mut pending = VecDeque::new();
+        let mut last_seq = acked;
+        let count = segments.len();
+        for (i, first) in segments.iter().enumerate() {
+            let path = segment_path(&config.dir, *first);
+            let (messages, good_len, damaged) = read_segment(&path)?;
+            if damaged {
+                if i + 1 == count {
+                    // The gateway stopped mid-write: cut the torn record.
+                    recovered.torn_tail = true;
+                    OpenOptions::new().write(true).open(&path)?.set_len(good_len)?;
+                    tracing::warn!(file = %path.display(), at = good_len, "MQTT spool: a torn record at the end was cut");
+                } else {
+                    recovered.corrupt += 1;
+                    tracing::warn!(file = %path.display(), at = good_len, "MQTT spool: a damaged record; the rest of this segment is skipped");
+                }
+            }
+            for m in messages {
+                // Order is by sequence number: anything out of it is damage.
+                if m.seq > last_seq {
+                    last_seq = m.seq;
+                    if m.seq > acked {
+                        pending.push_back(m);
+                    }
+                }
+            }
+        }
+        let pending_bytes = pending.iter().map(Message::record_len).sum();
+        recovered.pending = pending.len();
+        let mut spool = Spool {
+            cursor: pending.front().map_or(last_seq + 1, |m: &Message| m.seq),
+            next_seq: last_seq + 1,
+            segments: segments.into_iter().collect(),
+            config,
+            pending,
+            pending_bytes,
+            acked_ahead: BTreeSet::new(),
+            acked,
+            writer: None,
+            writer_len: 0,
+            counters: SpoolCounters::default(),
+        };
+        spool.delete_acked_segments()?;
+        Ok((spool, recovered))
+    }
+
+    /// Append a message; its sequence number, or `None` when the full
+    /// policy dropped it.
+    pub fn push(&mut self, topic: &str, qos: u8, payload: &[u8]) -> io::Result<Option<u64>> {
+        let message = Message { seq: self.next_seq, topic: topic.to_owned(), qos, payload: payload.to_vec() };
+        let len = message.record_len();
+        if topic.len() > usize::from(u16::MAX) || len as usize > MAX_RECORD || len > self.config.max_bytes {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a message larger than the spool may hold"));
+        }
+        while self.pending_bytes + len > self.config.max_bytes {
+            match self.config.full {
+                FullPolicy::DropNewest => {
+                    self.counters.dropped_full += 1;
+                    return Ok(None);
+                }
+                FullPolicy::DropOldest => {
+                    let Some(oldest) = self.pending.front().map(|m| m.seq) else { break };
+                    self.counters.dropped_full += 1;
+                    // Dropped: as good as acknowledged, for the files.
+                    self.forget(oldest)?;
+                }
+            }
+        }
+        self.append(&message)?;
+        self.next_seq += 1;
+        self.pending_bytes += len;
+        self.pending.push_back(message);
+        self.counters.pushed += 1;
+        Ok(Some(self.next_seq - 1))
+    }
+
+    /// The next pending message not yet handed out, to send (in order).
+    pub fn next_to_send(&mut self) -> Option<&Message> {
+        let i = self.pending.partition_point(|m| m.seq < self.cursor);
+        let m = self.pending.get(i)?;
+        self.cursor = m.seq + 1;
+        Some(m)
+    }
+
+    /// Hand out everything pending again from the oldest (after a
+    /// reconnection: what was sent and not acknowledged goes again).
+    pub fn rewind(&mut self) {
+        self.cursor = self.pending.front().map_or(self.next_seq, |m| m.seq);
+    }
+
+    /// The broker acknowledged `seq` (QoS 1), or a QoS 0 message was
+    /// written to it: never needed again.
+    pub fn ack(&mut self, seq: u64) -> io::Result<()> {
+        if self.forget(seq)? {
+            self.counters.acked += 1;
+        }
+        Ok(())
+    }
+
+    /// Never hand out or keep `seq` again; false if it already was.
+    fn forget(&mut self, seq: u64) -> io::Result<bool> {
+        if seq <= self.acked || seq >= self.next_seq || !self.acked_ahead.insert(seq) {
+            return Ok(false);
+        }
+        let before = self.acked;
+        while self.acked_ahead.remove(&(self.acked + 1)) {
+            self.acked += 1;
+        }
+        // Acknowledged messages leave memory, wherever they are.
+        if let Some(i) = self.pending.iter().position(|m| m.seq == seq) {
+            let m = self.pending.remove(i).expect("found just now");
+            self.pending_bytes -= m.record_len();
+        }
+        if self.acked != before {
+            write_acked(&self.config.dir, self.acked)?;
+            self.delete_acked_segments()?;
+        }
+        Ok(true)
+    }
+
+    /// Pending messages, oldest first.
+    pub fn pending(&self) -> impl Iterator<Item = &Message> {
+        self.pending.iter()
+    }
+
+    /// How many are pending.
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Pending bytes.
+    pub fn bytes(&self) -> u64 {
+        self.pending_bytes
+    }
+
+    /// What it counted.
+    pub fn counters(&self) -> SpoolCounters {
+        self.counters
+    }
+
+    fn append(&mut self, m: &Message) -> io::Result<()> {
+        if self.writer.is_none() || self.writer_len >= self.config.segment_bytes {
+            let path = segment_path(&self.config.dir, m.seq);
+            let file = OpenOptions::new().create(true).append(true).open(&path)?;
+            self.writer_len = file.metadata()?.len();
+            self.writer = Some(file);
+            if self.segments.back() != Some(&m.seq) {
+                self.segments.push_back(m.seq);
+            }
+        }
+        let mut body = Vec::with_capacity(BODY_FIXED + m.topic.len() + m.payload.len());
+        body.extend_from_slice(&m.seq.to_le_bytes());
+        body.push(m.qos);
+        body.extend_from_slice(&(m.topic.len() as u16).to_le_bytes());
+        body.extend_from_slice(m.topic.as_bytes());
+        body.extend_from_slice(&m.payload);
+        let mut record = Vec::with_capacity(HEADER + body.len());
+        record.push(KIND_MESSAGE);
+        record.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        record.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+        record.extend_from_slice(&body);
+        let file = self.writer.as_mut().expect("opened above");
+        // One write per record: a crash leaves a prefix of it at most.
+        file.write_all(&record)?;
+        if self.config.durability == Durability::PowerLoss {
+            file.sync_data()?;
+        }
+        self.writer_len += record.len() as u64;
+        Ok(())
+    }
+
+    /// Delete the segments all of whose records are acknowledged: every
+    /// segment but the last whose successor starts at or below the
+    /// watermark + 1.
+    fn delete_acked_segments(&mut self) -> io::Result<()> {
+        while self.segments.len() >= 2 && self.segments[1] <= self.acked + 1 {
+            let first = self.segments.pop_front().expect("two or more");
+            match std::fs::remove_file(segment_path(&self.config.dir, first)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn segment_path(dir: &Path, first: u64) -> PathBuf {
+    dir.join(format!("{first:020}.seg"))
+}
+
+/// The messages of one segment, the length that checked out, and whether
+/// something after it did not.
+fn read_segment(path: &Path) -> io::Result<(Vec<Message>, u64, bool)> {
+    let mut bytes = Vec::new();
+    File::open(path)?.read_to_end(&mut bytes)?;
+    let mut messages = Vec::new();
+    let mut at = 0usize;
+    while at < bytes.len() {
+        match parse_record(&bytes[at..]) {
+            Some((m, len)) => {
+                messages.push(m);
+                at += len;
+            }
+            None => return Ok((messages, at as u64, true)),
+        }
+    }
+    Ok((messages, at as u64, false))
+}
+
+/// One record from the start of `b`, and its length; `None` if it is
+/// short, damaged or not a record.
+fn parse_record(b: &[u8]) -> Option<(Message, usize)> {
+    let (&kind, rest) = b.split_first()?;
+    if kind != KIND_MESSAGE || rest.len() < 8 {
+        return None;
+    }
+    let len = u32::from_le_bytes(rest[..4].try_into().ok()?) as usize;
+    let crc = u32::from_le_bytes(rest[4..8].try_into().ok()?);
+    if !(BODY_FIXED..=MAX_RECORD).contains(&len) {
+        return None;
+    }
+    let body = rest.get(8..8 + len)?;
+    if crc32fast::hash(body) != crc {
+        return None;
+    }
+    let seq = u64::from_le_bytes(body[..8].try_into().ok()?);
+    let qos = body[8];
+    let topic_len = usize::from(u16::from_le_bytes(body[9..11].try_into().ok()?));
+    let topic = std::str::from_utf8(body.get(11..11 + topic_len)?).ok()?.to_owned();
+    let payload = body[11 + topic_len..].to_vec();
+    Some((Message { seq, topic, qos, payload }, HEADER + len))
+}
+
+/// The watermark: 8 octets and their CRC; 0 if missing or damaged.
+fn read_acked(dir: &Path) -> u64 {
+    let mut b = [0u8; 12];
+    let read = File::open(dir.join("acked")).and_then(|mut f| {
+        f.seek(SeekFrom::Start(0))?;
+        f.read_exact(&mut b)
+    });
+    if read.is_err() {
+        return 0;
+    }
+    let seq = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
+    let crc = u32::from_le_bytes(b[8..].try_into().unwrap_or_default());
+    if crc32fast::hash(&b[..8]) == crc { seq } else { 0 }
+}
+
+fn write_acked(dir: &Path, seq: u64) -> io::Result<()> {
+    let mut b = seq.to_le_bytes().to_vec();
+    b.extend_from_slice(&crc32fast::hash(&seq.to_le_bytes()).to_le_bytes());
+    let tmp = dir.join("acked.tmp");
+    File::create(&tmp)?.write_all(&b)?;
+    std::fs::rename(tmp, dir.join("acked"))
+}

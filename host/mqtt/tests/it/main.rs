@@ -1,0 +1,3 @@
+//! trellis-mqtt's integration tests: the spool on a real file system.
+
+mod spool;
