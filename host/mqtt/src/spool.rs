@@ -262,6 +262,12 @@ impl Spool {
         self.cursor = self.pending.front().map_or(self.next_seq, |m| m.seq);
     }
 
+    /// Hand out `seq` (and what follows) again next: a send that did not
+    /// happen.
+    pub fn rewind_to(&mut self, seq: u64) {
+        self.cursor = self.cursor.min(seq);
+    }
+
     /// The broker acknowledged `seq` (QoS 1), or a QoS 0 message was
     /// written to it: never needed again.
     pub fn ack(&mut self, seq: u64) -> io::Result<()> {

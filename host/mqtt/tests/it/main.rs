@@ -1,3 +1,5 @@
-//! trellis-mqtt's integration tests: the spool on a real file system.
+//! trellis-mqtt's integration tests: the spool on a real file system, the
+//! link against a real mosquitto.
 
+mod link;
 mod spool;

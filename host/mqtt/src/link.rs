@@ -1,0 +1,273 @@
+//! The gateway's connection to its MQTT broker (rumqttc), fed from the
+//! spool: what is published goes to the spool first and leaves it only when
+//! the broker has it (QoS 1: its PUBACK; QoS 0: once written).
+//!
+//! ```text
+//! publish ──▶ spool (disk) ──next_to_send──▶ rumqttc ──▶ broker
+//!                 ▲                                        │
+//!                 └──────── ack(seq) ◀── PUBACK(pkid) ─────┘
+//! ```
+//!
+//! Each connection is a fresh rumqttc event loop (so the spool is the one
+//! record of what is unacknowledged): after a loss the link waits its
+//! back-off (doubling to a maximum), connects again and replays the spool
+//! from its oldest unacknowledged message. At most `max_in_flight` messages
+//! are unacknowledged at once. A last will marks the availability topic
+//! `offline` (retained) when the link dies; `online` is published at each
+//! connection. What arrives on the subscribed topics comes out of the
+//! receiver [`Link::start`] returns.
+//!
+//! Must never: drop a message the spool accepted, or wait on the broker
+//! from the caller of [`Link::publish`].
+
+use crate::spool::Spool;
+use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Outgoing, Packet, QoS};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::{Notify, mpsc, watch};
+
+/// How the link reaches its broker.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// The broker's host name or address.
+    pub host: String,
+    /// Its port (1883; 8883 with TLS).
+    pub port: u16,
+    /// Our client identifier.
+    pub client_id: String,
+    /// TLS (rustls), if the broker takes it.
+    pub tls: Option<Arc<rumqttc::tokio_rustls::rustls::ClientConfig>>,
+    /// User name and password, if the broker asks.
+    pub credentials: Option<(String, String)>,
+    /// `online` at each connection, `offline` (the last will) when the link
+    /// dies; both retained.
+    pub availability_topic: String,
+    /// Topics subscribed at each connection (commands in), QoS 1.
+    pub subscriptions: Vec<String>,
+    /// Keep-alive interval.
+    pub keep_alive: Duration,
+    /// Unacknowledged messages at most.
+    pub max_in_flight: usize,
+    /// The first wait after a loss, doubling up to `max_reconnect`.
+    pub reconnect: Duration,
+    /// The longest wait between attempts.
+    pub max_reconnect: Duration,
+}
+
+impl LinkConfig {
+    /// Plain MQTT to `host:port` as `client_id`; availability on
+    /// `{client_id}/availability`; 30 s keep-alive, 100 in flight, back-off
+    /// from 1 s to 60 s.
+    pub fn new(host: impl Into<String>, port: u16, client_id: impl Into<String>) -> Self {
+        let client_id = client_id.into();
+        LinkConfig {
+            host: host.into(),
+            port,
+            availability_topic: format!("{client_id}/availability"),
+            client_id,
+            tls: None,
+            credentials: None,
+            subscriptions: Vec::new(),
+            keep_alive: Duration::from_secs(30),
+            max_in_flight: 100,
+            reconnect: Duration::from_secs(1),
+            max_reconnect: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A message from a subscribed topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incoming {
+    /// Its topic.
+    pub topic: String,
+    /// Its payload.
+    pub payload: Vec<u8>,
+}
+
+/// What the link has done, for operators.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkStatus {
+    /// Connected to the broker now.
+    pub connected: bool,
+    /// Connections made.
+    pub connects: u64,
+    /// Connections lost or refused.
+    pub losses: u64,
+    /// Messages the broker has (acknowledged, or written at QoS 0).
+    pub delivered: u64,
+    /// Messages from subscribed topics dropped: the receiver was full.
+    pub incoming_dropped: u64,
+    /// The last connection error.
+    pub last_error: Option<String>,
+}
+
+/// The running link (cheap to clone); it stops when the last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Link {
+    spool: Arc<Mutex<Spool>>,
+    wake: Arc<Notify>,
+    status: Arc<Mutex<LinkStatus>>,
+    _stop: Arc<watch::Sender<()>>,
+}
+
+impl Link {
+    /// Start the link over `spool` (within a tokio runtime).
+    pub fn start(config: LinkConfig, spool: Spool) -> (Link, mpsc::Receiver<Incoming>) {
+        let (stop, stopped) = watch::channel(());
+        let (incoming, received) = mpsc::channel(1024);
+        let link = Link {
+            spool: Arc::new(Mutex::new(spool)),
+            wake: Arc::new(Notify::new()),
+            status: Arc::new(Mutex::new(LinkStatus::default())),
+            _stop: Arc::new(stop),
+        };
+        tokio::spawn(run(config, link.spool.clone(), link.wake.clone(), link.status.clone(), incoming, stopped));
+        (link, received)
+    }
+
+    /// Publish: into the spool now (on disk), to the broker when it can.
+    /// `Ok(false)` when the spool's full policy dropped it.
+    pub fn publish(&self, topic: &str, qos: u8, payload: &[u8]) -> std::io::Result<bool> {
+        let taken = lock(&self.spool).push(topic, qos.min(1), payload)?.is_some();
+        self.wake.notify_one();
+        Ok(taken)
+    }
+
+    /// What it has done.
+    pub fn status(&self) -> LinkStatus {
+        lock(&self.status).clone()
+    }
+
+    /// Messages waiting in the spool.
+    pub fn pending(&self) -> usize {
+        lock(&self.spool).len()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn options(config: &LinkConfig) -> MqttOptions {
+    let mut o = MqttOptions::new(&config.client_id, &config.host, config.port);
+    o.set_keep_alive(config.keep_alive);
+    // Packet identifiers never collide with our own in-flight bound.
+    o.set_inflight(u16::MAX);
+    o.set_last_will(LastWill::new(&config.availability_topic, "offline", QoS::AtLeastOnce, true));
+    if let Some((user, password)) = &config.credentials {
+        o.set_credentials(user, password);
+    }
+    if let Some(tls) = &config.tls {
+        o.set_transport(rumqttc::Transport::tls_with_config(rumqttc::TlsConfiguration::Rustls(tls.clone())));
+    }
+    o
+}
+
+/// What an outgoing publish was: one of the spool's (its sequence number
+/// and QoS), or the link's own (availability).
+type Sent = Option<(u64, u8)>;
+
+async fn run(
+    config: LinkConfig,
+    spool: Arc<Mutex<Spool>>,
+    wake: Arc<Notify>,
+    status: Arc<Mutex<LinkStatus>>,
+    incoming: mpsc::Sender<Incoming>,
+    mut stopped: watch::Receiver<()>,
+) {
+    let mut backoff = config.reconnect;
+    loop {
+        let (client, mut events) = AsyncClient::new(options(&config), 1024);
+        lock(&spool).rewind();
+        let mut sent: VecDeque<Sent> = VecDeque::new();
+        let mut in_flight: HashMap<u16, u64> = HashMap::new();
+        let mut connected = false;
+        let error = loop {
+            if connected {
+                feed(&client, &spool, &mut sent, in_flight.len(), config.max_in_flight);
+            }
+            let event = tokio::select! {
+                e = events.poll() => e,
+                _ = wake.notified() => continue,
+                _ = stopped.changed() => return,
+            };
+            match event {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected = true;
+                    backoff = config.reconnect;
+                    {
+                        let mut s = lock(&status);
+                        s.connected = true;
+                        s.connects += 1;
+                    }
+                    tracing::info!(broker = %format!("{}:{}", config.host, config.port), "MQTT: connected");
+                    if client.try_publish(&config.availability_topic, QoS::AtLeastOnce, true, "online").is_ok() {
+                        sent.push_back(None);
+                    }
+                    for topic in &config.subscriptions {
+                        let _ = client.try_subscribe(topic, QoS::AtLeastOnce);
+                    }
+                }
+                Ok(Event::Outgoing(Outgoing::Publish(pkid))) => match sent.pop_front() {
+                    Some(Some((seq, 0))) => delivered(&spool, &status, seq),
+                    Some(Some((seq, _))) => {
+                        in_flight.insert(pkid, seq);
+                    }
+                    _ => {}
+                },
+                Ok(Event::Incoming(Packet::PubAck(ack))) => {
+                    if let Some(seq) = in_flight.remove(&ack.pkid) {
+                        delivered(&spool, &status, seq);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let m = Incoming { topic: p.topic.clone(), payload: p.payload.to_vec() };
+                    if incoming.try_send(m).is_err() {
+                        lock(&status).incoming_dropped += 1;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => break e.to_string(),
+            }
+        };
+        {
+            let mut s = lock(&status);
+            if s.connected || s.last_error.as_deref() != Some(error.as_str()) {
+                tracing::warn!(broker = %format!("{}:{}", config.host, config.port), "MQTT: {error}; again in {backoff:?}");
+            }
+            s.connected = false;
+            s.losses += 1;
+            s.last_error = Some(error);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = stopped.changed() => return,
+        }
+        backoff = (backoff * 2).min(config.max_reconnect);
+    }
+}
+
+/// Hand the spool's next messages to rumqttc while in-flight room remains.
+fn feed(client: &AsyncClient, spool: &Mutex<Spool>, sent: &mut VecDeque<Sent>, in_flight: usize, max_in_flight: usize) {
+    let mut s = lock(spool);
+    while sent.len() + in_flight < max_in_flight {
+        let Some(m) = s.next_to_send() else { return };
+        let qos = if m.qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
+        let (seq, level) = (m.seq, m.qos);
+        if client.try_publish(m.topic.clone(), qos, false, m.payload.clone()).is_err() {
+            // rumqttc's queue is full: the rest waits for the next round.
+            s.rewind_to(seq);
+            return;
+        }
+        sent.push_back(Some((seq, level)));
+    }
+}
+
+fn delivered(spool: &Mutex<Spool>, status: &Mutex<LinkStatus>, seq: u64) {
+    if let Err(e) = lock(spool).ack(seq) {
+        tracing::error!("MQTT spool: an acknowledgement could not be recorded: {e}");
+    }
+    lock(status).delivered += 1;
+}

@@ -1,0 +1,197 @@
+//! The broker link against a real mosquitto on loopback (Debian's package,
+//! installed by the README's test command):
+//!
+//! ```text
+//! link ──QoS 1 publishes──▶ mosquitto ──▶ a durable subscriber: every message, in order per topic
+//! mosquitto stopped ── link publishes 300 (spooled on disk) ── the gateway stops, starts again (spool reopened)
+//! mosquitto back (sessions persisted) ── link replays ──▶ subscriber: all 300, in order; the spool empties
+//! ```
+
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use trellis_mqtt::link::{Link, LinkConfig};
+use trellis_mqtt::spool::{Spool, SpoolConfig};
+
+/// A fresh directory for one test, removed on drop.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("trellis-mqtt-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// mosquitto on 127.0.0.1:`port`, persisting sessions in `dir`; stopped
+/// (SIGTERM: it saves them) and reaped by PID when dropped.
+struct Broker(Child);
+
+impl Broker {
+    fn start(port: u16, dir: &Path) -> Broker {
+        let conf = dir.join("mosquitto.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location {}/\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("mosquitto")
+            .arg("-c")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mosquitto is installed by the README's test command (.ci/setup)");
+        // Reaped by Drop, whatever happens next.
+        let broker = Broker(child);
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return broker;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("mosquitto did not listen on {port} within 5 s");
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A durable QoS 1 subscriber to `site/#` that keeps reconnecting; what it
+/// got, in arrival order.
+fn subscriber(port: u16) -> Arc<Mutex<Vec<(String, String)>>> {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let mut o = MqttOptions::new("durable-subscriber", "127.0.0.1", port);
+    o.set_clean_session(false);
+    o.set_keep_alive(Duration::from_secs(5));
+    let (client, mut events) = AsyncClient::new(o, 1024);
+    let sink = got.clone();
+    tokio::spawn(async move {
+        let _client = client.clone();
+        loop {
+            match events.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    let _ = client.try_subscribe("site/#", QoS::AtLeastOnce);
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    sink.lock().unwrap().push((p.topic.clone(), String::from_utf8_lossy(&p.payload).into_owned()));
+                }
+                Ok(_) => {}
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    });
+    got
+}
+
+async fn until(what: &str, secs: u64, ok: impl Fn() -> bool) {
+    for _ in 0..secs * 20 {
+        if ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out ({secs} s) waiting for {what}");
+}
+
+fn link_config(port: u16) -> LinkConfig {
+    let mut c = LinkConfig::new("127.0.0.1", port, "trellis-test");
+    c.reconnect = Duration::from_millis(200);
+    c.max_reconnect = Duration::from_millis(500);
+    c
+}
+
+/// Per topic, the payloads in arrival order.
+fn by_topic(got: &[(String, String)]) -> std::collections::BTreeMap<String, Vec<u32>> {
+    let mut m: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+    for (t, p) in got.iter().filter(|(t, _)| t.starts_with("site/point/")) {
+        m.entry(t.clone()).or_default().push(p.parse().unwrap());
+    }
+    m
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_points_reach_a_subscriber_in_order_and_the_spool_empties() {
+    let dir = Dir::new("order");
+    let port = free_port();
+    let _broker = Broker::start(port, &dir.0);
+    let got = subscriber(port);
+    until("the subscriber", 10, || true).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (spool, _) = Spool::open(SpoolConfig::new(dir.0.join("spool"))).unwrap();
+    let (link, _incoming) = Link::start(link_config(port), spool);
+    for i in 0..500u32 {
+        link.publish(&format!("site/point/{}", i % 10), 1, (i / 10).to_string().as_bytes()).unwrap();
+    }
+    until("500 messages at the subscriber", 30, || {
+        got.lock().unwrap().iter().filter(|(t, _)| t.starts_with("site/point/")).count() >= 500
+    })
+    .await;
+    for (topic, values) in by_topic(&got.lock().unwrap()) {
+        assert_eq!(values, (0..50).collect::<Vec<_>>(), "{topic}: every value once, in order");
+    }
+    until("the spool empty", 10, || link.pending() == 0).await;
+    assert_eq!(link.status().delivered, 500);
+    assert!(link.status().connected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_and_a_gateway_restart_lose_nothing() {
+    let dir = Dir::new("outage");
+    let port = free_port();
+    let broker = Broker::start(port, &dir.0);
+    let got = subscriber(port);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let spool_dir = dir.0.join("spool");
+    let (spool, _) = Spool::open(SpoolConfig::new(&spool_dir)).unwrap();
+    let (link, _incoming) = Link::start(link_config(port), spool);
+    until("the link connected", 10, || link.status().connected).await;
+
+    // The broker goes (it saves the subscriber's session); the gateway
+    // publishes into its spool meanwhile, then stops.
+    drop(broker);
+    until("the link's loss", 10, || !link.status().connected).await;
+    for i in 0..300u32 {
+        link.publish(&format!("site/point/{}", i % 3), 1, (i / 3).to_string().as_bytes()).unwrap();
+    }
+    assert_eq!(link.pending(), 300);
+    drop(link);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // The gateway starts again: its spool is read back; the broker returns.
+    let (spool, recovered) = Spool::open(SpoolConfig::new(&spool_dir)).unwrap();
+    assert_eq!(recovered.pending, 300);
+    let (link, _incoming) = Link::start(link_config(port), spool);
+    let _broker = Broker::start(port, &dir.0);
+    until("all 300 at the subscriber", 60, || {
+        by_topic(&got.lock().unwrap()).values().map(|v| v.len()).sum::<usize>() >= 300
+    })
+    .await;
+    for (topic, values) in by_topic(&got.lock().unwrap()) {
+        let mut first_seen = values.clone();
+        first_seen.dedup();
+        assert_eq!(first_seen, (0..100).collect::<Vec<_>>(), "{topic}: in order, nothing lost");
+    }
+    until("the spool empty", 10, || link.pending() == 0).await;
+}
