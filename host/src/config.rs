@@ -94,6 +94,8 @@ pub struct Config {
     /// `[router]`: a BACnet router joining its B/IP ports and the
     /// virtual networks of the devices behind it.
     pub router: Option<RouterSection>,
+    /// `[mqtt]`: the served devices' points to an MQTT broker, writes in.
+    pub mqtt: Option<crate::mqtt_bridge::MqttSection>,
 }
 
 /// `bbmd = { … }` on a B/IP `[[device]]` or `[[router.port]]`: the port is
@@ -701,6 +703,7 @@ impl Config {
             devices: vec![DeviceSection::default()],
             policy: PolicySection::default(),
             router: None,
+            mqtt: None,
         }
     }
 
@@ -719,6 +722,9 @@ impl Config {
 
     fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(!self.devices.is_empty() || self.router.is_some(), "no [[device]] to serve (and no [router])");
+        if let Some(m) = &self.mqtt {
+            m.validate()?;
+        }
         self.policy.validate().map_err(anyhow::Error::msg)?;
         let mut ports = std::collections::HashSet::new();
         let mut serial = std::collections::HashSet::new();

@@ -20,6 +20,7 @@ pub mod admin_dir;
 pub mod cli;
 pub use trellis_client as client;
 pub mod config;
+pub mod mqtt_bridge;
 pub mod network_port;
 pub use trellis_model as model;
 pub mod offload;

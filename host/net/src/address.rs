@@ -27,6 +27,9 @@ pub enum LinkAddress {
     Bip6([u8; 3]),
     /// A node on the local BACnet/SC port, by its 6-octet VMAC (Annex AB).
     Sc([u8; 6]),
+    /// A subscriber inside this gateway (the MQTT bridge, application
+    /// logic): what is sent to it never leaves the process.
+    Local(u32),
 }
 
 impl LinkAddress {
@@ -43,6 +46,7 @@ impl LinkAddress {
             LinkAddress::Mstp(mac) => vec![*mac],
             LinkAddress::Bip6(v) => v.to_vec(),
             LinkAddress::Sc(v) => v.to_vec(),
+            LinkAddress::Local(n) => n.to_be_bytes().to_vec(),
         }
     }
 }
@@ -54,6 +58,7 @@ impl fmt::Display for LinkAddress {
             LinkAddress::Mstp(mac) => write!(f, "mstp:{mac}"),
             LinkAddress::Bip6(v) => write!(f, "bip6:{}", hex(v)),
             LinkAddress::Sc(v) => write!(f, "sc:{}", hex(v)),
+            LinkAddress::Local(n) => write!(f, "local:{n}"),
         }
     }
 }

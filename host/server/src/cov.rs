@@ -15,15 +15,15 @@
 use super::dispatch::Server;
 use bacnet::cov::{CovConfig, CovTable, Notification, Recipient, Target};
 use bacnet::enums::{ErrorCode, PropertyIdentifier as P};
-use bacnet::services::{BacnetError, PropertyValue, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
+use bacnet::services::{BacnetError, COVNotification, PropertyValue, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
 use bacnet::{AnyValue, ObjectIdentifier};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use trellis_model::{ObjectModel, PropertyTarget};
-use trellis_net::{DeviceAddress, sleep_until};
+use trellis_net::{DeviceAddress, LinkAddress, sleep_until};
 
 /// How long after a subscription its initial notification goes out.
 pub const INITIAL_NOTIFICATION_DELAY: Duration = Duration::from_millis(200);
@@ -62,6 +62,9 @@ impl CovStats {
 pub struct Cov {
     table: Mutex<CovTable<DeviceAddress>>,
     epoch: Instant,
+    /// Subscribers inside the gateway (`LinkAddress::Local`): their
+    /// notifications go to a channel, never to the network.
+    local: Mutex<LocalSubscribers>,
     /// Wakes the notifier: a subscription queued an initial notification.
     pub(crate) initial: Notify,
     /// What was sent and what failed.
@@ -74,6 +77,7 @@ impl Cov {
         Cov {
             table: Mutex::new(CovTable::with_origin(config, DeviceAddress::origin)),
             epoch: Instant::now(),
+            local: Mutex::new(LocalSubscribers::default()),
             initial: Notify::new(),
             stats: CovStats::default(),
         }
@@ -99,6 +103,34 @@ impl Cov {
         let mut out = Vec::new();
         self.with_table(|t, now| t.encode_active_cov_subscriptions(now, &mut out, recipient));
         AnyValue::from_bytes(&out).unwrap_or_default()
+    }
+
+    /// A subscriber inside the gateway: the address to subscribe as (with
+    /// [`Server::execute`](super::dispatch::Server::execute) and SubscribeCOV
+    /// or SubscribeCOVProperty, unconfirmed) and where its notifications
+    /// arrive. At most `capacity` wait; past that they are dropped and
+    /// counted (`CovStats::send_failed`).
+    pub fn local_subscriber(&self, capacity: usize) -> (DeviceAddress, mpsc::Receiver<COVNotification>) {
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        local.next += 1;
+        let id = local.next;
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        local.senders.insert(id, tx);
+        (DeviceAddress::from(LinkAddress::Local(id)), rx)
+    }
+
+    /// Hand a notification to a local subscriber; false if it is gone or full.
+    fn deliver_local(&self, id: u32, n: COVNotification) -> bool {
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(tx) = local.senders.get(&id) else { return false };
+        match tx.try_send(n) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => false,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                local.senders.remove(&id);
+                false
+            }
+        }
     }
 
     /// Execute SubscribeCOV for `peer`; `found` is the result of reading the
@@ -213,6 +245,13 @@ pub(crate) fn subscription_reads(object: ObjectIdentifier, monitored: P, index: 
 /// (retries, timeouts) so the answer is counted.
 pub(crate) type ConfirmedOut = (DeviceAddress, Vec<u8>);
 
+/// The gateway's own subscribers, by id.
+#[derive(Debug, Default)]
+struct LocalSubscribers {
+    next: u32,
+    senders: std::collections::HashMap<u32, mpsc::Sender<COVNotification>>,
+}
+
 /// Where the notifier sends what it produces.
 pub(crate) trait NotificationSink: Send + Sync {
     /// Send an UnconfirmedCOVNotification body to a subscriber.
@@ -262,6 +301,15 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
 }
 
 async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAddress>, initiating: ObjectIdentifier) {
+    if let LinkAddress::Local(id) = n.subscriber.link {
+        let counter = if cov.deliver_local(id, n.into_request(initiating)) {
+            &cov.stats.unconfirmed_sent
+        } else {
+            &cov.stats.send_failed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let to = n.subscriber.clone();
     let confirmed = n.confirmed;
     let body = bacnet::services::ServiceCodec::to_vec(&n.into_request(initiating));

@@ -70,8 +70,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             (c, std::env::current_dir().unwrap_or_default())
         }
     };
+    let engine_cache = config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir);
     let engine_config = crate::plugin::EngineConfig {
-        cache_dir: config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir),
+        cache_dir: engine_cache.clone(),
         pooling: Some(pool_for(&config)),
         ..Default::default()
     };
@@ -94,6 +95,8 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         .map_err(|e| anyhow::anyhow!("cannot start the device threads: {e}"))?;
     let mut next_unit = usize::from(router.is_some());
     let mut tasks = tokio::task::JoinSet::new();
+    // Every served device, for the MQTT bridge.
+    let mut served = Vec::new();
     let mut swappable = std::collections::BTreeMap::new();
     let mut watched = Vec::new();
     let router_ports = router.as_ref().map_or(0, |r| r.ports.len());
@@ -181,10 +184,10 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
             (None, None, None) => Vec::new(),
         };
-        let server = build(model.clone(), server_config, d.vendor_id).await?;
+        let server = std::sync::Arc::new(build(model.clone(), server_config, d.vendor_id).await?);
+        served.push(server.clone());
         let instance = server.device_id().instance;
         let (port, on) = if routed[i] {
-            let server = std::sync::Arc::new(server);
             match (d.virtual_network, router.as_ref().and_then(|r| r.port_of(d))) {
                 (Some(net), _) => {
                     virtual_networks.entry(net).or_default().push(server);
@@ -348,6 +351,21 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let serving = shard.spawn(async move { crate::server::serve_router(node).await });
         tasks.spawn(async move { serving.await? });
     }
+    let _mqtt = match &config.mqtt {
+        Some(section) => {
+            let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
+            let link = crate::mqtt_bridge::start(section, served, cache).context("[mqtt]")?;
+            eprintln!(
+                "trellis: MQTT to {} as {} (topics under {}/, writes {})",
+                section.broker,
+                section.client_id,
+                section.topic_prefix,
+                if section.commands { format!("on {}/+/+/set", section.topic_prefix) } else { "off".into() }
+            );
+            Some(link)
+        }
+        None => None,
+    };
     // Hot swap through the local admin socket; every component goes through
     // the same signature and capability policy as at start-up.
     let devices = swappable;

@@ -16,6 +16,7 @@ mod interop;
 mod layering;
 mod lifecycle;
 mod management;
+mod mqtt;
 mod mstp;
 mod peers;
 mod plugin;
