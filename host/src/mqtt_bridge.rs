@@ -40,8 +40,16 @@ use trellis_mqtt::spool::{Spool, SpoolConfig};
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MqttSection {
-    /// The broker, `HOST:PORT` (plain MQTT; TLS is not configurable yet).
+    /// The broker, `HOST:PORT`.
     pub broker: String,
+    /// TLS to the broker: `{ ca = "ca.pem" }` (the issuers its certificate
+    /// must chain to), with `certificate` and `key` for a client
+    /// certificate. Without it, plain MQTT.
+    pub tls: Option<MqttTls>,
+    /// User name, if the broker asks (with `password`).
+    pub username: Option<String>,
+    /// Password for `username`.
+    pub password: Option<String>,
     /// Our client identifier (default `trellis`).
     #[serde(default = "default_client_id")]
     pub client_id: String,
@@ -66,6 +74,18 @@ pub struct MqttSection {
     /// Spool bound in MiB (default 16).
     #[serde(default = "default_spool_mb")]
     pub spool_mb: u64,
+}
+
+/// `tls = { … }` in `[mqtt]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MqttTls {
+    /// The issuer certificates (PEM) the broker's must chain to.
+    pub ca: PathBuf,
+    /// Our client certificate (PEM), if the broker asks for one.
+    pub certificate: Option<PathBuf>,
+    /// Its private key (PEM).
+    pub key: Option<PathBuf>,
 }
 
 fn default_client_id() -> String {
@@ -103,6 +123,16 @@ impl MqttSection {
             !self.topic_prefix.is_empty() && !self.topic_prefix.contains(['+', '#']),
             "mqtt.topic_prefix must be a topic without wildcards"
         );
+        anyhow::ensure!(
+            self.username.is_some() == self.password.is_some(),
+            "mqtt.username and mqtt.password go together"
+        );
+        if let Some(t) = &self.tls {
+            anyhow::ensure!(
+                t.certificate.is_some() == t.key.is_some(),
+                "mqtt.tls.certificate and mqtt.tls.key go together"
+            );
+        }
         Ok(())
     }
 
@@ -116,8 +146,14 @@ impl MqttSection {
     }
 }
 
-/// Start the bridge for `servers` (within the runtime that is to run it).
-pub fn start(section: &MqttSection, servers: Vec<Arc<Server<PluginModel>>>, cache: PathBuf) -> anyhow::Result<Link> {
+/// Start the bridge for `servers` (within the runtime that is to run it);
+/// relative paths are relative to `base`.
+pub fn start(
+    section: &MqttSection,
+    servers: Vec<Arc<Server<PluginModel>>>,
+    cache: PathBuf,
+    base: &std::path::Path,
+) -> anyhow::Result<Link> {
     section.validate()?;
     let (host, port) = section.host_port()?;
     let spool_dir = section.spool_dir.clone().unwrap_or_else(|| cache.join("mqtt-spool").join(&section.client_id));
@@ -132,6 +168,16 @@ pub fn start(section: &MqttSection, servers: Vec<Arc<Server<PluginModel>>>, cach
         );
     }
     let mut link_config = LinkConfig::new(host, port, &section.client_id);
+    if let Some(t) = &section.tls {
+        let file = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
+        let (cert, key) = (t.certificate.as_ref().map(file), t.key.as_ref().map(file));
+        let client = cert.as_deref().zip(key.as_deref());
+        link_config.tls =
+            Some(trellis_mqtt::tls::client_config(&file(&t.ca), client).map_err(|e| anyhow::anyhow!("mqtt.tls: {e}"))?);
+    }
+    if let (Some(u), Some(p)) = (&section.username, &section.password) {
+        link_config.credentials = Some((u.clone(), p.clone()));
+    }
     link_config.availability_topic = format!("{}/availability", section.topic_prefix);
     if section.commands {
         link_config.subscriptions.push(format!("{}/+/+/set", section.topic_prefix));
@@ -338,5 +384,44 @@ fn json_value(kind: ObjectType, v: &serde_json::Value) -> Option<Value> {
             serde_json::Value::String(s) => Some(Value::CharacterString(bacnet::CharacterString::utf8(s))),
             _ => None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> MqttSection {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        section("broker = \"127.0.0.1:1883\"").validate().unwrap();
+        for (text, named) in [
+            ("broker = \"localhost\"", "HOST:PORT"),
+            ("broker = \"h:0\"", "HOST:PORT"),
+            ("broker = \"h:1\"\nqos = 2", "mqtt.qos"),
+            ("broker = \"h:1\"\npriority = 17", "mqtt.priority"),
+            ("broker = \"h:1\"\ntopic_prefix = \"a/#\"", "wildcards"),
+            ("broker = \"h:1\"\nusername = \"u\"", "go together"),
+            ("broker = \"h:1\"\ntls = { ca = \"ca.pem\", key = \"k.pem\" }", "go together"),
+        ] {
+            let e = section(text).validate().unwrap_err().to_string();
+            assert!(e.contains(named), "{text}: {e}");
+        }
+        assert!(toml::from_str::<MqttSection>("broker = \"h:1\"\nqos_level = 1").is_err(), "unknown keys refused");
+    }
+
+    #[test]
+    fn json_values_take_the_objects_types() {
+        use serde_json::json;
+        assert_eq!(json_value(ObjectType::ANALOG_VALUE, &json!(21.5)), Some(Value::Real(21.5)));
+        assert_eq!(json_value(ObjectType::BINARY_VALUE, &json!("active")), Some(Value::Enumerated(1)));
+        assert_eq!(json_value(ObjectType::BINARY_OUTPUT, &json!(false)), Some(Value::Enumerated(0)));
+        assert_eq!(json_value(ObjectType::MULTI_STATE_VALUE, &json!(3)), Some(Value::Unsigned(3)));
+        assert_eq!(json_value(ObjectType::ANALOG_VALUE, &json!(null)), Some(Value::Null));
+        assert_eq!(json_value(ObjectType::ANALOG_VALUE, &json!("hot")), None);
+        assert_eq!(json_value(ObjectType::BINARY_VALUE, &json!("on")), None);
     }
 }

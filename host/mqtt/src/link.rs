@@ -37,7 +37,7 @@ pub struct LinkConfig {
     /// Our client identifier.
     pub client_id: String,
     /// TLS (rustls), if the broker takes it.
-    pub tls: Option<Arc<rumqttc::tokio_rustls::rustls::ClientConfig>>,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
     /// User name and password, if the broker asks.
     pub credentials: Option<(String, String)>,
     /// `online` at each connection, `offline` (the last will) when the link

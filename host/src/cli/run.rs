@@ -354,7 +354,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     let _mqtt = match &config.mqtt {
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
-            let link = crate::mqtt_bridge::start(section, served, cache).context("[mqtt]")?;
+            let link = crate::mqtt_bridge::start(section, served, cache, &base).context("[mqtt]")?;
             eprintln!(
                 "trellis: MQTT to {} as {} (topics under {}/, writes {})",
                 section.broker,

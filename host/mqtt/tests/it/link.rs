@@ -39,6 +39,10 @@ struct Broker(Child);
 
 impl Broker {
     fn start(port: u16, dir: &Path) -> Broker {
+        // mosquitto started as root drops to its own user, which must be
+        // able to write its persistence file here.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let conf = dir.join("mosquitto.conf");
         std::fs::write(
             &conf,
@@ -184,6 +188,7 @@ async fn an_outage_and_a_gateway_restart_lose_nothing() {
     assert_eq!(recovered.pending, 300);
     let (link, _incoming) = Link::start(link_config(port), spool);
     let _broker = Broker::start(port, &dir.0);
+    assert!(dir.0.join("mosquitto.db").exists(), "the broker saved the subscriber's session");
     until("all 300 at the subscriber", 60, || {
         by_topic(&got.lock().unwrap()).values().map(|v| v.len()).sum::<usize>() >= 300
     })
@@ -194,4 +199,53 @@ async fn an_outage_and_a_gateway_restart_lose_nothing() {
         assert_eq!(first_seen, (0..100).collect::<Vec<_>>(), "{topic}: in order, nothing lost");
     }
     until("the spool empty", 10, || link.pending() == 0).await;
+}
+
+/// TLS to the broker: mosquitto with a certificate from a test CA; the
+/// link checks it against that CA and delivers; with another CA's
+/// certificate as its issuer it refuses the broker (and says why).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_the_broker_is_checked_against_the_configured_issuer() {
+    let dir = Dir::new("tls");
+    let pki = dir.0.join("pki");
+    trellis_sc::pki::write_test_pki(&pki, &["127.0.0.1"], 0, 1, &[]).unwrap();
+    let other = dir.0.join("other");
+    trellis_sc::pki::write_test_pki(&other, &["127.0.0.1"], 0, 1, &[]).unwrap();
+    // mosquitto started as root drops to its own user: let it read this
+    // throwaway key (written 0600).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(pki.join("hub.key"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let port = free_port();
+    let conf = dir.0.join("mosquitto.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listener {port} 127.0.0.1\nallow_anonymous true\ncafile {p}/ca.pem\ncertfile {p}/hub.pem\nkeyfile {p}/hub.key\n",
+            p = pki.display()
+        ),
+    )
+    .unwrap();
+    let child =
+        Command::new("mosquitto").arg("-c").arg(&conf).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let _broker = Broker(child);
+    until("mosquitto listening", 10, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await;
+
+    let mut config = link_config(port);
+    config.tls = Some(trellis_mqtt::tls::client_config(&pki.join("ca.pem"), None).unwrap());
+    let (spool, _) = Spool::open(SpoolConfig::new(dir.0.join("spool"))).unwrap();
+    let (link, _incoming) = Link::start(config, spool);
+    link.publish("site/tls", 1, b"sealed").unwrap();
+    until("the message delivered over TLS", 10, || link.status().delivered == 1).await;
+
+    let mut wrong = link_config(port);
+    wrong.client_id = "trellis-wrong-ca".into();
+    wrong.tls = Some(trellis_mqtt::tls::client_config(&other.join("ca.pem"), None).unwrap());
+    let (spool, _) = Spool::open(SpoolConfig::new(dir.0.join("spool-wrong"))).unwrap();
+    let (refused, _incoming) = Link::start(wrong, spool);
+    refused.publish("site/tls", 1, b"never").unwrap();
+    until("the refusal", 10, || refused.status().losses >= 1).await;
+    assert!(!refused.status().connected);
+    let why = refused.status().last_error.unwrap_or_default();
+    assert!(why.to_lowercase().contains("certificate") || why.contains("Tls") || why.contains("TLS"), "{why}");
+    assert_eq!(refused.pending(), 1, "kept for when the broker can be trusted");
 }
