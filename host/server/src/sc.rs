@@ -32,15 +32,11 @@ pub async fn serve_sc_on<M: ObjectModel>(port: ScPort, server: impl Into<Arc<Ser
     let server = server.into();
     let ScPort { node, up } = port;
     tracing::info!(
-        vmac = %hex(&node.status().vmac), device = %server.device_id(), "serving BACnet/SC"
+        vmac = %trellis_sc::identity::hex(&node.status().vmac), device = %server.device_id(), "serving BACnet/SC"
     );
     let station = Station::start(server, ScLink(node)).await;
     station.run(ScInbound { up, pending: None }).await;
     Ok(())
-}
-
-fn hex(octets: &[u8]) -> String {
-    octets.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 struct ScInbound {

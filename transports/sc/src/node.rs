@@ -132,7 +132,10 @@ impl NodeState {
             }
             if self.connector.duplicate_vmac() {
                 let vmac = crate::identity::random_vmac();
-                tracing::warn!("BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}", hex(&vmac));
+                tracing::warn!(
+                    "BACnet/SC node: the hub refused our VMAC as a duplicate; trying {}",
+                    crate::identity::hex(&vmac)
+                );
                 self.status.vmac = vmac;
                 self.connector.set_vmac(vmac);
                 if let Some(sw) = self.switch.as_mut() {
@@ -417,8 +420,4 @@ pub fn check_hub_uri(uri: &str) -> Result<(), String> {
         return Err("port 0".into());
     }
     Ok(())
-}
-
-fn hex(v: &[u8]) -> String {
-    v.iter().map(|b| format!("{b:02x}")).collect()
 }

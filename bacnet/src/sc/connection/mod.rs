@@ -385,7 +385,7 @@ impl Connection {
 }
 
 /// A message with no VMACs and no options.
-fn bare(payload: Payload<'_>) -> BvlcSc<'_> {
+pub(super) fn bare(payload: Payload<'_>) -> BvlcSc<'_> {
     BvlcSc {
         message_id: 0,
         origin: None,

@@ -21,9 +21,9 @@
 //! more connections than [`SwitchConfig::max_connections`], or ask a peer
 //! for its URIs more than once per resolution wait.
 
-use super::connection::{Admission, Connection, ConnectionConfig, Event, State};
+use super::connection::{Admission, Connection, ConnectionConfig, Event, State, bare};
 use super::connector::Up;
-use crate::bvlc_sc::{BROADCAST_VMAC, BvlcSc, Options, Payload, ScVmac, function};
+use crate::bvlc_sc::{BROADCAST_VMAC, BvlcSc, Payload, ScVmac, function};
 use crate::enums::ErrorCode;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
@@ -412,17 +412,6 @@ impl NodeSwitch {
         let id = self.next_message_id;
         self.next_message_id = self.next_message_id.wrapping_add(1);
         id
-    }
-}
-
-fn bare(payload: Payload<'_>) -> BvlcSc<'_> {
-    BvlcSc {
-        message_id: 0,
-        origin: None,
-        destination: None,
-        destination_options: Options::NONE,
-        data_options: Options::NONE,
-        payload,
     }
 }
 
