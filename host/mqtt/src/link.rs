@@ -17,6 +17,13 @@
 //! connection. What arrives on the subscribed topics comes out of the
 //! receiver [`Link::start`] returns.
 //!
+//! Beside the spool, a protocol with per-connection state (Sparkplug B:
+//! births, sequence numbers, a will that names the connection) uses the
+//! *live* path: [`Link::sessions`] says when a connection is up and its
+//! epoch, [`Link::publish_live`] sends a message only on that connection
+//! (a message for an older one is dropped, counted), and
+//! [`LinkConfig::will`] makes each connection's will.
+//!
 //! Must never: drop a message the spool accepted, or wait on the broker
 //! from the caller of [`Link::publish`].
 
@@ -41,8 +48,11 @@ pub struct LinkConfig {
     /// User name and password, if the broker asks.
     pub credentials: Option<(String, String)>,
     /// `online` at each connection, `offline` (the last will) when the link
-    /// dies; both retained.
-    pub availability_topic: String,
+    /// dies; both retained. `None`: no availability topic.
+    pub availability_topic: Option<String>,
+    /// Each connection's will, made just before it is attempted (instead of
+    /// the availability topic's).
+    pub will: Option<WillSource>,
     /// Topics subscribed at each connection (commands in), QoS 1.
     pub subscriptions: Vec<String>,
     /// Keep-alive interval.
@@ -64,7 +74,8 @@ impl LinkConfig {
         LinkConfig {
             host: host.into(),
             port,
-            availability_topic: format!("{client_id}/availability"),
+            availability_topic: Some(format!("{client_id}/availability")),
+            will: None,
             client_id,
             tls: None,
             credentials: None,
@@ -75,6 +86,34 @@ impl LinkConfig {
             max_reconnect: Duration::from_secs(60),
         }
     }
+}
+
+/// Makes a connection's last will: (topic, payload), sent at QoS 1, not retained.
+#[derive(Clone)]
+pub struct WillSource(pub Arc<dyn Fn() -> (String, Vec<u8>) + Send + Sync>);
+
+impl std::fmt::Debug for WillSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WillSource")
+    }
+}
+
+/// The broker connection as the live path sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Session {
+    /// Which connection (1 for the first); live messages name it.
+    pub epoch: u64,
+    /// It is up.
+    pub connected: bool,
+}
+
+/// A message for one connection only.
+#[derive(Debug)]
+struct Live {
+    epoch: u64,
+    topic: String,
+    qos: u8,
+    payload: Vec<u8>,
 }
 
 /// A message from a subscribed topic.
@@ -99,6 +138,8 @@ pub struct LinkStatus {
     pub delivered: u64,
     /// Messages from subscribed topics dropped: the receiver was full.
     pub incoming_dropped: u64,
+    /// Live messages dropped: their connection was gone (or the queue full).
+    pub live_dropped: u64,
     /// The last connection error.
     pub last_error: Option<String>,
 }
@@ -109,6 +150,8 @@ pub struct Link {
     spool: Arc<Mutex<Spool>>,
     wake: Arc<Notify>,
     status: Arc<Mutex<LinkStatus>>,
+    live: mpsc::Sender<Live>,
+    sessions: watch::Receiver<Session>,
     _stop: Arc<watch::Sender<()>>,
 }
 
@@ -117,14 +160,37 @@ impl Link {
     pub fn start(config: LinkConfig, spool: Spool) -> (Link, mpsc::Receiver<Incoming>) {
         let (stop, stopped) = watch::channel(());
         let (incoming, received) = mpsc::channel(1024);
+        let (live, live_out) = mpsc::channel(4096);
+        let (session, sessions) = watch::channel(Session::default());
         let link = Link {
             spool: Arc::new(Mutex::new(spool)),
             wake: Arc::new(Notify::new()),
             status: Arc::new(Mutex::new(LinkStatus::default())),
+            live,
+            sessions,
             _stop: Arc::new(stop),
         };
-        tokio::spawn(run(config, link.spool.clone(), link.wake.clone(), link.status.clone(), incoming, stopped));
+        let shared =
+            Shared { spool: link.spool.clone(), wake: link.wake.clone(), status: link.status.clone(), session };
+        tokio::spawn(run(config, shared, incoming, live_out, stopped));
         (link, received)
+    }
+
+    /// The connection now, and a way to wait for the next one.
+    pub fn sessions(&self) -> watch::Receiver<Session> {
+        self.sessions.clone()
+    }
+
+    /// Publish on connection `epoch` only, not through the spool: `false`
+    /// (counted in [`LinkStatus::live_dropped`]) if the queue to the
+    /// connection is full; a message whose connection is gone by the time
+    /// it is sent is dropped there, counted too.
+    pub fn publish_live(&self, epoch: u64, topic: String, qos: u8, payload: Vec<u8>) -> bool {
+        let taken = self.live.try_send(Live { epoch, topic, qos, payload }).is_ok();
+        if !taken {
+            lock(&self.status).live_dropped += 1;
+        }
+        taken
     }
 
     /// Publish: into the spool now (on disk), to the broker when it can.
@@ -155,7 +221,12 @@ fn options(config: &LinkConfig) -> MqttOptions {
     o.set_keep_alive(config.keep_alive);
     // Packet identifiers never collide with our own in-flight bound.
     o.set_inflight(u16::MAX);
-    o.set_last_will(LastWill::new(&config.availability_topic, "offline", QoS::AtLeastOnce, true));
+    if let Some(make) = &config.will {
+        let (topic, payload) = (make.0)();
+        o.set_last_will(LastWill::new(topic, payload, QoS::AtLeastOnce, false));
+    } else if let Some(topic) = &config.availability_topic {
+        o.set_last_will(LastWill::new(topic, "offline", QoS::AtLeastOnce, true));
+    }
     if let Some((user, password)) = &config.credentials {
         o.set_credentials(user, password);
     }
@@ -169,14 +240,22 @@ fn options(config: &LinkConfig) -> MqttOptions {
 /// and QoS), or the link's own (availability).
 type Sent = Option<(u64, u8)>;
 
-async fn run(
-    config: LinkConfig,
+/// What the connection task shares with the [`Link`].
+struct Shared {
     spool: Arc<Mutex<Spool>>,
     wake: Arc<Notify>,
     status: Arc<Mutex<LinkStatus>>,
+    session: watch::Sender<Session>,
+}
+
+async fn run(
+    config: LinkConfig,
+    shared: Shared,
     incoming: mpsc::Sender<Incoming>,
+    mut live: mpsc::Receiver<Live>,
     mut stopped: watch::Receiver<()>,
 ) {
+    let Shared { spool, wake, status, session } = shared;
     let mut backoff = config.reconnect;
     loop {
         let (client, mut events) = AsyncClient::new(options(&config), 1024);
@@ -184,6 +263,7 @@ async fn run(
         let mut sent: VecDeque<Sent> = VecDeque::new();
         let mut in_flight: HashMap<u16, u64> = HashMap::new();
         let mut connected = false;
+        let mut epoch = 0;
         let error = loop {
             if connected {
                 feed(&client, &spool, &mut sent, in_flight.len(), config.max_in_flight);
@@ -191,6 +271,16 @@ async fn run(
             let event = tokio::select! {
                 e = events.poll() => e,
                 _ = wake.notified() => continue,
+                l = live.recv() => {
+                    let Some(l) = l else { continue };
+                    let qos = if l.qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
+                    if connected && l.epoch == epoch && client.try_publish(l.topic, qos, false, l.payload).is_ok() {
+                        sent.push_back(None);
+                    } else {
+                        lock(&status).live_dropped += 1;
+                    }
+                    continue;
+                }
                 _ = stopped.changed() => return,
             };
             match event {
@@ -201,14 +291,18 @@ async fn run(
                         let mut s = lock(&status);
                         s.connected = true;
                         s.connects += 1;
+                        epoch = s.connects;
                     }
                     tracing::info!(broker = %format!("{}:{}", config.host, config.port), "MQTT: connected");
-                    if client.try_publish(&config.availability_topic, QoS::AtLeastOnce, true, "online").is_ok() {
+                    if let Some(topic) = &config.availability_topic
+                        && client.try_publish(topic, QoS::AtLeastOnce, true, "online").is_ok()
+                    {
                         sent.push_back(None);
                     }
                     for topic in &config.subscriptions {
                         let _ = client.try_subscribe(topic, QoS::AtLeastOnce);
                     }
+                    session.send_replace(Session { epoch, connected: true });
                 }
                 Ok(Event::Outgoing(Outgoing::Publish(pkid))) => match sent.pop_front() {
                     Some(Some((seq, 0))) => delivered(&spool, &status, seq),
@@ -241,6 +335,7 @@ async fn run(
             s.losses += 1;
             s.last_error = Some(error);
         }
+        session.send_replace(Session { epoch, connected: false });
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = stopped.changed() => return,

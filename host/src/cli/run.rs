@@ -355,13 +355,19 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
             let link = crate::mqtt_bridge::start(section, served, cache, &base).context("[mqtt]")?;
-            eprintln!(
-                "trellis: MQTT to {} as {} (topics under {}/, writes {})",
-                section.broker,
-                section.client_id,
-                section.topic_prefix,
-                if section.commands { format!("on {}/+/+/set", section.topic_prefix) } else { "off".into() }
-            );
+            match &section.sparkplug {
+                Some(sp) => eprintln!(
+                    "trellis: MQTT to {} as {}: Sparkplug B edge node {}/{} (spBv1.0/{}/…/{})",
+                    section.broker, section.client_id, sp.group_id, sp.edge_node_id, sp.group_id, sp.edge_node_id
+                ),
+                None => eprintln!(
+                    "trellis: MQTT to {} as {} (topics under {}/, writes {})",
+                    section.broker,
+                    section.client_id,
+                    section.topic_prefix,
+                    if section.commands { format!("on {}/+/+/set", section.topic_prefix) } else { "off".into() }
+                ),
+            }
             Some(link)
         }
         None => None,

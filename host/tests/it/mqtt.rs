@@ -128,3 +128,179 @@ fn the_mqtt_example_publishes_changes_and_takes_writes() {
     });
     drop(gateway);
 }
+
+/// The Sparkplug host application (`peers/sparkplug_host.py`): its decoded
+/// messages as they come, and its stdin for commands.
+struct HostApp {
+    _proc: Proc,
+    stdin: std::process::ChildStdin,
+    seen: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+impl HostApp {
+    fn start(port: u16) -> HostApp {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/sparkplug_host.py");
+        let mut child = Command::new(crate::peers::python())
+            .arg(script)
+            .args(["--port", &port.to_string(), "--group", "campus", "--node", "gateway-1"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the peers venv (README's test command)");
+        let (stdin, out) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (sink, (ready_tx, ready_rx)) = (seen.clone(), std::sync::mpsc::channel());
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if line == "READY" {
+                    let _ = ready_tx.send(());
+                } else if let Ok(v) = serde_json::from_str(&line) {
+                    sink.lock().unwrap().push(v);
+                }
+            }
+        });
+        ready_rx.recv_timeout(Duration::from_secs(30)).expect("the host application subscribed");
+        HostApp { _proc: Proc(child), stdin, seen }
+    }
+
+    fn send(&mut self, command: serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{command}").unwrap();
+    }
+
+    /// The first message from index `from` on that `ok` accepts, and its index.
+    fn wait(&self, from: usize, what: &str, ok: impl Fn(&serde_json::Value) -> bool) -> (usize, serde_json::Value) {
+        for _ in 0..600 {
+            let seen = self.seen.lock().unwrap();
+            if let Some((i, m)) = seen.iter().enumerate().skip(from).find(|(_, m)| ok(m)) {
+                return (i, m.clone());
+            }
+            drop(seen);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let seen = self.seen.lock().unwrap();
+        panic!(
+            "no {what} within 30 s; decoded:\n{}",
+            seen.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+fn is(kind: &'static str, device: Option<&'static str>) -> impl Fn(&serde_json::Value) -> bool {
+    move |m| m["type"] == kind && m["device"].as_str() == device
+}
+
+/// A metric of a birth by name.
+fn metric<'a>(birth: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    birth["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {birth}"))
+}
+
+/// A DDATA's value for `alias`, if it carries one.
+fn data_value(m: &serde_json::Value, alias: &serde_json::Value) -> Option<serde_json::Value> {
+    m["metrics"].as_array()?.iter().find(|x| &x["alias"] == alias).map(|x| x["value"].clone())
+}
+
+#[test]
+fn the_sparkplug_example_is_an_edge_node_a_host_application_understands() {
+    let scratch = Scratch::new("mqtt", "sparkplug");
+    let (mqtt, bip) = (crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let mut host = HostApp::start(mqtt);
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/sparkplug.toml"))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("port = 47808", &format!("port = {bip}"))
+        .replace("priority = 8", &format!("priority = 8\nspool_dir = \"{}\"", scratch.path("spool").display()));
+    let config = scratch.path("sparkplug.toml");
+    std::fs::write(&config, text).unwrap();
+    let args = ["run", "--config", config.to_str().unwrap()];
+    let gateway = crate::gateway::Gateway::start(&args, &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    assert!(gateway.log().contains("Sparkplug B edge node campus/gateway-1"), "{}", gateway.log());
+
+    // gateway ─NBIRTH seq 0 (bdSeq, Node Control/Rebirth)─▶ host; DBIRTH per device.
+    let (first, nbirth) = host.wait(0, "NBIRTH", is("NBIRTH", None));
+    assert_eq!(nbirth["seq"], 0, "{nbirth}");
+    let bd_seq = metric(&nbirth, "bdSeq")["value"].clone();
+    assert_eq!(metric(&nbirth, "bdSeq")["datatype"], 8, "bdSeq is UInt64");
+    assert_eq!(metric(&nbirth, "Node Control/Rebirth")["value"], false);
+    let (_, birth_1001) = host.wait(first, "DBIRTH of 1001", is("DBIRTH", Some("1001")));
+    let (_, birth_1002) = host.wait(first, "DBIRTH of 1002", is("DBIRTH", Some("1002")));
+    let setpoint = metric(&birth_1001, "analog-value,1/present-value");
+    assert_eq!(setpoint["datatype"], 9, "analog: Float");
+    assert_eq!(setpoint["properties"]["engUnit"], "degrees-celsius");
+    assert_eq!(setpoint["properties"]["objectName"], "Zone Setpoint");
+    assert_eq!(metric(&birth_1001, "binary-value,1/present-value")["datatype"], 11, "binary: Boolean");
+    assert_eq!(metric(&birth_1001, "multi-state-value,1/present-value")["datatype"], 7, "multi-state: UInt32");
+    let alias_1001 = setpoint["alias"].clone();
+    let alias_1002 = metric(&birth_1002, "analog-value,1/present-value")["alias"].clone();
+    assert_ne!(alias_1001, alias_1002, "aliases are unique in the node");
+
+    // A write over BACnet (through the router to device 1001) ─COV─▶ DDATA by alias.
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_trellis")).args(["--port", "0"]).args(args).output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{args:?}: {said}");
+        said
+    };
+    let (d1001, d1002) = (format!("127.0.0.1:{bip}@1001:0003e9"), format!("127.0.0.1:{bip}@1001:0003ea"));
+    cli(&["write", &d1001, "analog-value,1", "present-value", "23.5", "--priority", "8"]);
+    host.wait(first, "DDATA 23.5 of 1001", |m| {
+        is("DDATA", Some("1001"))(m) && data_value(m, &alias_1001) == Some(serde_json::json!(23.5))
+    });
+
+    // host ─DCMD by alias─▶ WriteProperty on 1002 ─COV─▶ DDATA; read back over BACnet.
+    host.send(serde_json::json!({"cmd": "dcmd", "device": "1002", "alias": alias_1002, "datatype": 9, "value": 19.25}));
+    host.wait(first, "DDATA 19.25 of 1002", |m| {
+        is("DDATA", Some("1002"))(m) && data_value(m, &alias_1002) == Some(serde_json::json!(19.25))
+    });
+    assert!(cli(&["read", &d1002, "analog-value,1", "present-value"]).contains("19.25"));
+    // … and by name, a binary point.
+    let override_alias = metric(&birth_1001, "binary-value,1/present-value")["alias"].clone();
+    host.send(serde_json::json!({"cmd": "dcmd", "device": "1001", "name": "binary-value,1/present-value", "datatype": 11, "value": true}));
+    host.wait(first, "DDATA override of 1001", |m| {
+        is("DDATA", Some("1001"))(m) && data_value(m, &override_alias) == Some(serde_json::json!(true))
+    });
+
+    // host ─NCMD Node Control/Rebirth─▶ NBIRTH seq 0 with the same bdSeq (no new connection), DBIRTHs with today's values.
+    host.send(serde_json::json!({"cmd": "rebirth"}));
+    let (again, rebirth) = host.wait(first + 1, "NBIRTH after the rebirth command", is("NBIRTH", None));
+    assert_eq!((rebirth["seq"].clone(), metric(&rebirth, "bdSeq")["value"].clone()), (0.into(), bd_seq.clone()));
+    let (_, reborn) = host.wait(again, "DBIRTH of 1001 again", is("DBIRTH", Some("1001")));
+    assert_eq!(metric(&reborn, "analog-value,1/present-value")["value"], 23.5);
+
+    // Every message between births counts up by one (mod 256), as the host application checks.
+    let seen = host.seen.lock().unwrap().clone();
+    let mut expected = None;
+    for m in &seen[first..] {
+        if m.get("error").is_some() {
+            panic!("the host application could not decode: {m}");
+        }
+        let Some(seq) = m["seq"].as_u64() else { continue };
+        if m["type"] == "NBIRTH" {
+            assert_eq!(seq, 0);
+        } else {
+            assert_eq!(Some(seq), expected, "sequence broken at {m}");
+        }
+        expected = Some((seq + 1) % 256);
+    }
+
+    // The gateway dies ─▶ the broker publishes its will: NDEATH with the connection's bdSeq.
+    drop(gateway);
+    let (_, death) = host.wait(again, "NDEATH", is("NDEATH", None));
+    assert_eq!(metric(&death, "bdSeq")["value"], bd_seq, "NDEATH names the connection NBIRTH named");
+
+    // Restarted, it counts on: the next connection's bdSeq is one more.
+    let gateway = crate::gateway::Gateway::start(&args, &scratch.0).unwrap();
+    let (_, next) = host.wait(again + 1, "NBIRTH after the restart", |m| {
+        is("NBIRTH", None)(m) && metric(m, "bdSeq")["value"] != bd_seq
+    });
+    assert_eq!(metric(&next, "bdSeq")["value"], (bd_seq.as_u64().unwrap() + 1) % 256);
+    drop(gateway);
+}
