@@ -96,6 +96,9 @@ pub struct Config {
     pub router: Option<RouterSection>,
     /// `[mqtt]`: the served devices' points to an MQTT broker, writes in.
     pub mqtt: Option<crate::mqtt_bridge::MqttSection>,
+    /// `[[app]]`: application-logic plugins next to the points.
+    #[serde(rename = "app", default)]
+    pub apps: Vec<crate::app::AppSection>,
 }
 
 /// `bbmd = { … }` on a B/IP `[[device]]` or `[[router.port]]`: the port is
@@ -704,6 +707,7 @@ impl Config {
             policy: PolicySection::default(),
             router: None,
             mqtt: None,
+            apps: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@
 
 pub mod admin;
 pub mod admin_dir;
+pub mod app;
 pub mod cli;
 pub use trellis_client as client;
 pub mod config;

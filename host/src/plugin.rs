@@ -28,6 +28,21 @@ pub mod builtin {
     /// fails on request, for failure tests).
     pub const MISBEHAVE_POLICY_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE_POLICY");
 
+    /// The `alarm-threshold` application: limits with deadband and delay →
+    /// an MQTT alarm message and a BACnet write.
+    pub const ALARM_THRESHOLD: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_ALARM_THRESHOLD"));
+
+    /// A built-in application by its name in the configuration.
+    pub fn application(name: &str) -> Option<&'static [u8]> {
+        match name {
+            "alarm-threshold" => Some(ALARM_THRESHOLD),
+            _ => None,
+        }
+    }
+
+    /// The names of the built-in applications.
+    pub const APPLICATIONS: &[&str] = &["alarm-threshold"];
+
     /// A built-in routing policy by its name in the configuration.
     pub fn routing_policy(name: &str) -> Option<&'static [u8]> {
         match name {

@@ -152,6 +152,8 @@ pub struct Link {
     status: Arc<Mutex<LinkStatus>>,
     live: mpsc::Sender<Live>,
     sessions: watch::Receiver<Session>,
+    subscriptions: Arc<Mutex<Vec<String>>>,
+    subscribe_now: mpsc::UnboundedSender<String>,
     _stop: Arc<watch::Sender<()>>,
 }
 
@@ -162,7 +164,10 @@ impl Link {
         let (incoming, received) = mpsc::channel(1024);
         let (live, live_out) = mpsc::channel(4096);
         let (session, sessions) = watch::channel(Session::default());
+        let (subscribe_now, to_subscribe) = mpsc::unbounded_channel();
         let link = Link {
+            subscriptions: Arc::new(Mutex::new(config.subscriptions.clone())),
+            subscribe_now,
             spool: Arc::new(Mutex::new(spool)),
             wake: Arc::new(Notify::new()),
             status: Arc::new(Mutex::new(LinkStatus::default())),
@@ -170,10 +175,26 @@ impl Link {
             sessions,
             _stop: Arc::new(stop),
         };
-        let shared =
-            Shared { spool: link.spool.clone(), wake: link.wake.clone(), status: link.status.clone(), session };
-        tokio::spawn(run(config, shared, incoming, live_out, stopped));
+        let shared = Shared {
+            spool: link.spool.clone(),
+            wake: link.wake.clone(),
+            status: link.status.clone(),
+            session,
+            subscriptions: link.subscriptions.clone(),
+        };
+        tokio::spawn(run(config, shared, incoming, (live_out, to_subscribe), stopped));
         (link, received)
+    }
+
+    /// Subscribe to `filter` (QoS 1) now if connected, and at every
+    /// connection from now on; what arrives comes out of the receiver
+    /// [`Link::start`] returned. Subscribing twice is once.
+    pub fn subscribe(&self, filter: &str) {
+        let mut subs = lock(&self.subscriptions);
+        if !subs.iter().any(|s| s == filter) {
+            subs.push(filter.to_string());
+            let _ = self.subscribe_now.send(filter.to_string());
+        }
     }
 
     /// The connection now, and a way to wait for the next one.
@@ -196,7 +217,12 @@ impl Link {
     /// Publish: into the spool now (on disk), to the broker when it can.
     /// `Ok(false)` when the spool's full policy dropped it.
     pub fn publish(&self, topic: &str, qos: u8, payload: &[u8]) -> std::io::Result<bool> {
-        let taken = lock(&self.spool).push(topic, qos.min(1), payload)?.is_some();
+        self.publish_message(topic, qos, false, payload)
+    }
+
+    /// [`Link::publish`], retained or not.
+    pub fn publish_message(&self, topic: &str, qos: u8, retain: bool, payload: &[u8]) -> std::io::Result<bool> {
+        let taken = lock(&self.spool).push_message(topic, qos.min(1), retain, payload)?.is_some();
         self.wake.notify_one();
         Ok(taken)
     }
@@ -246,16 +272,17 @@ struct Shared {
     wake: Arc<Notify>,
     status: Arc<Mutex<LinkStatus>>,
     session: watch::Sender<Session>,
+    subscriptions: Arc<Mutex<Vec<String>>>,
 }
 
 async fn run(
     config: LinkConfig,
     shared: Shared,
     incoming: mpsc::Sender<Incoming>,
-    mut live: mpsc::Receiver<Live>,
+    (mut live, mut to_subscribe): (mpsc::Receiver<Live>, mpsc::UnboundedReceiver<String>),
     mut stopped: watch::Receiver<()>,
 ) {
-    let Shared { spool, wake, status, session } = shared;
+    let Shared { spool, wake, status, session, subscriptions } = shared;
     let mut backoff = config.reconnect;
     loop {
         let (client, mut events) = AsyncClient::new(options(&config), 1024);
@@ -281,6 +308,12 @@ async fn run(
                     }
                     continue;
                 }
+                filter = to_subscribe.recv() => {
+                    if let Some(filter) = filter && connected {
+                        let _ = client.try_subscribe(filter, QoS::AtLeastOnce);
+                    }
+                    continue;
+                }
                 _ = stopped.changed() => return,
             };
             match event {
@@ -299,7 +332,7 @@ async fn run(
                     {
                         sent.push_back(None);
                     }
-                    for topic in &config.subscriptions {
+                    for topic in lock(&subscriptions).iter() {
                         let _ = client.try_subscribe(topic, QoS::AtLeastOnce);
                     }
                     session.send_replace(Session { epoch, connected: true });
@@ -351,7 +384,7 @@ fn feed(client: &AsyncClient, spool: &Mutex<Spool>, sent: &mut VecDeque<Sent>, i
         let Some(m) = s.next_to_send() else { return };
         let qos = if m.qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
         let (seq, level) = (m.seq, m.qos);
-        if client.try_publish(m.topic.clone(), qos, false, m.payload.clone()).is_err() {
+        if client.try_publish(m.topic.clone(), qos, m.retain, m.payload.clone()).is_err() {
             // rumqttc's queue is full: the rest waits for the next round.
             s.rewind_to(seq);
             return;

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! A record is `kind (1) | body length (u32 LE) | CRC-32 of the body (u32 LE) | body`, the body being
-//! `sequence (u64 LE) | QoS (1) | topic length (u16 LE) | topic | payload`. Sequence numbers
+//! `sequence (u64 LE) | flags (1: QoS in bit 0, retain in bit 7) | topic length (u16 LE) | topic | payload`. Sequence numbers
 //! only grow. [`Spool::ack`] takes acknowledgements in any order; the
 //! watermark moves over the contiguous ones and is written to `acked`
 //! (a temporary file, then a rename), and a segment whose records are all
@@ -98,6 +98,8 @@ pub struct Message {
     pub topic: String,
     /// QoS 0 or 1.
     pub qos: u8,
+    /// The broker keeps it as the topic's last value.
+    pub retain: bool,
     /// The payload.
     pub payload: Vec<u8>,
 }
@@ -221,7 +223,12 @@ impl Spool {
     /// Append a message; its sequence number, or `None` when the full
     /// policy dropped it.
     pub fn push(&mut self, topic: &str, qos: u8, payload: &[u8]) -> io::Result<Option<u64>> {
-        let message = Message { seq: self.next_seq, topic: topic.to_owned(), qos, payload: payload.to_vec() };
+        self.push_message(topic, qos, false, payload)
+    }
+
+    /// [`Spool::push`], retained or not.
+    pub fn push_message(&mut self, topic: &str, qos: u8, retain: bool, payload: &[u8]) -> io::Result<Option<u64>> {
+        let message = Message { seq: self.next_seq, topic: topic.to_owned(), qos, retain, payload: payload.to_vec() };
         let len = message.record_len();
         if topic.len() > usize::from(u16::MAX) || len as usize > MAX_RECORD || len > self.config.max_bytes {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a message larger than the spool may hold"));
@@ -335,7 +342,7 @@ impl Spool {
         }
         let mut body = Vec::with_capacity(BODY_FIXED + m.topic.len() + m.payload.len());
         body.extend_from_slice(&m.seq.to_le_bytes());
-        body.push(m.qos);
+        body.push((m.qos & 1) | (u8::from(m.retain) << 7));
         body.extend_from_slice(&(m.topic.len() as u16).to_le_bytes());
         body.extend_from_slice(m.topic.as_bytes());
         body.extend_from_slice(&m.payload);
@@ -410,11 +417,11 @@ fn parse_record(b: &[u8]) -> Option<(Message, usize)> {
         return None;
     }
     let seq = u64::from_le_bytes(body[..8].try_into().ok()?);
-    let qos = body[8];
+    let (qos, retain) = (body[8] & 1, body[8] & 0x80 != 0);
     let topic_len = usize::from(u16::from_le_bytes(body[9..11].try_into().ok()?));
     let topic = std::str::from_utf8(body.get(11..11 + topic_len)?).ok()?.to_owned();
     let payload = body[11 + topic_len..].to_vec();
-    Some((Message { seq, topic, qos, payload }, HEADER + len))
+    Some((Message { seq, topic, qos, retain, payload }, HEADER + len))
 }
 
 /// The watermark: 8 octets and their CRC; 0 if missing or damaged.

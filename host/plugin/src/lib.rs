@@ -46,6 +46,7 @@
 //! with writes paused, and switches the handle between two calls. A call
 //! already running on the old instance finishes there.
 
+pub mod app;
 mod bindings;
 pub mod bounded_read;
 mod cache;

@@ -351,10 +351,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let serving = shard.spawn(async move { crate::server::serve_router(node).await });
         tasks.spawn(async move { serving.await? });
     }
-    let _mqtt = match &config.mqtt {
+    let app_servers = served.clone();
+    let mqtt = match &config.mqtt {
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
-            let link = crate::mqtt_bridge::start(section, served, cache, &base).context("[mqtt]")?;
+            let bridge = crate::mqtt_bridge::start(section, served, cache, &base).context("[mqtt]")?;
             match &section.sparkplug {
                 Some(sp) => eprintln!(
                     "trellis: MQTT to {} as {}: Sparkplug B edge node {}/{} (spBv1.0/{}/…/{})",
@@ -368,10 +369,20 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     if section.commands { format!("on {}/+/+/set", section.topic_prefix) } else { "off".into() }
                 ),
             }
-            Some(link)
+            Some(bridge)
         }
         None => None,
     };
+    if !config.apps.is_empty() {
+        let services = std::sync::Arc::new(crate::app::services::GatewayServices::new(
+            &app_servers,
+            mqtt.as_ref().map(|b| b.link.clone()),
+        ));
+        let state_dir = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis")).join("apps");
+        let messages = mqtt.as_ref().map(|b| &b.messages);
+        crate::app::start(&config.apps, &engine, services, messages, &base, state_dir, &config.policy).await?;
+    }
+    let _mqtt = mqtt;
     // Hot swap through the local admin socket; every component goes through
     // the same signature and capability policy as at start-up.
     let devices = swappable;

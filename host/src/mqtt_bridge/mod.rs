@@ -37,8 +37,8 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::sync::mpsc;
-use trellis_mqtt::link::{Link, LinkConfig};
+use tokio::sync::{broadcast, mpsc};
+use trellis_mqtt::link::{Incoming, Link, LinkConfig};
 use trellis_mqtt::spool::{Spool, SpoolConfig};
 
 /// `[mqtt]`: publish the served devices' points to a broker.
@@ -156,6 +156,30 @@ impl MqttSection {
     }
 }
 
+/// The running bridge: its broker link, and every message that arrives
+/// on a subscribed topic (for the applications).
+pub struct Bridge {
+    /// The broker link.
+    pub link: Link,
+    /// What arrives, to every receiver.
+    pub messages: broadcast::Sender<Incoming>,
+}
+
+/// Every message from `incoming` to `messages`, and to the receiver
+/// returned (the bridge's own command handling).
+fn fan_out(mut incoming: mpsc::Receiver<Incoming>, messages: broadcast::Sender<Incoming>) -> mpsc::Receiver<Incoming> {
+    let (to_bridge, bridge) = mpsc::channel(1024);
+    tokio::spawn(async move {
+        while let Some(m) = incoming.recv().await {
+            let _ = messages.send(m.clone());
+            if to_bridge.try_send(m).is_err() {
+                tracing::warn!("MQTT bridge: commands came faster than they were taken; one dropped");
+            }
+        }
+    });
+    bridge
+}
+
 /// Start the bridge for `servers` (within the runtime that is to run it);
 /// relative paths are relative to `base`.
 pub fn start(
@@ -163,7 +187,8 @@ pub fn start(
     servers: Vec<Arc<Server<PluginModel>>>,
     cache: PathBuf,
     base: &std::path::Path,
-) -> anyhow::Result<Link> {
+) -> anyhow::Result<Bridge> {
+    let (messages, _) = broadcast::channel(1024);
     section.validate()?;
     let (host, port) = section.host_port()?;
     let spool_dir = section.spool_dir.clone().unwrap_or_else(|| cache.join("mqtt-spool").join(&section.client_id));
@@ -195,14 +220,16 @@ pub fn start(
     if let Some(sp) = &section.sparkplug {
         let node = sparkplug::prepare(sp, &spool_dir, &mut link_config)?;
         let (link, incoming) = Link::start(link_config, spool);
+        let incoming = fan_out(incoming, messages.clone());
         tokio::spawn(sparkplug::run(node, servers, link.clone(), incoming, changes, section.priority));
-        return Ok(link);
+        return Ok(Bridge { link, messages });
     }
     link_config.availability_topic = Some(format!("{}/availability", section.topic_prefix));
     if section.commands {
         link_config.subscriptions.push(format!("{}/+/+/set", section.topic_prefix));
     }
-    let (link, mut incoming) = Link::start(link_config, spool);
+    let (link, incoming) = Link::start(link_config, spool);
+    let mut incoming = fan_out(incoming, messages.clone());
     let by_instance: HashMap<u32, Arc<Server<PluginModel>>> =
         servers.iter().map(|s| (s.device_id().instance, s.clone())).collect();
     tokio::spawn(json::publish_changes(changes, link.clone(), section.clone()));
@@ -214,7 +241,7 @@ pub fn start(
             }
         }
     });
-    Ok(link)
+    Ok(Bridge { link, messages })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 mod admin_socket;
 mod amplification;
+mod app;
 mod bbmd;
 mod bip6;
 mod capture;

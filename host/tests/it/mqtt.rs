@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A child process killed by PID when dropped.
-struct Proc(Child);
+pub struct Proc(pub Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -25,7 +25,7 @@ impl Drop for Proc {
     }
 }
 
-fn broker(port: u16, dir: &Path) -> Proc {
+pub fn broker(port: u16, dir: &Path) -> Proc {
     let conf = dir.join("mosquitto.conf");
     std::fs::write(&conf, format!("listener {port} 127.0.0.1\nallow_anonymous true\n")).unwrap();
     let child = Command::new("mosquitto")
@@ -46,7 +46,7 @@ fn broker(port: u16, dir: &Path) -> Proc {
 }
 
 /// `mosquitto_sub -v` on `building/#`: its lines as they come.
-fn watch(port: u16) -> (Proc, Arc<Mutex<Vec<String>>>) {
+pub fn watch(port: u16) -> (Proc, Arc<Mutex<Vec<String>>>) {
     let mut child = Command::new("mosquitto_sub")
         .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-t", "building/#", "-v", "-q", "1"])
         .stdout(Stdio::piped())
@@ -64,7 +64,7 @@ fn watch(port: u16) -> (Proc, Arc<Mutex<Vec<String>>>) {
     (Proc(child), lines)
 }
 
-fn wait_for(lines: &Mutex<Vec<String>>, what: &str, ok: impl Fn(&str) -> bool) -> String {
+pub fn wait_for(lines: &Mutex<Vec<String>>, what: &str, ok: impl Fn(&str) -> bool) -> String {
     for _ in 0..600 {
         if let Some(l) = lines.lock().unwrap().iter().find(|l| ok(l)) {
             return l.clone();

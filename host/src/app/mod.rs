@@ -1,0 +1,210 @@
+//! Application-logic plugins in the gateway (`[[app]]`): each a sandboxed
+//! component (`trellis:app@0.1.0`) that watches, reads and writes the
+//! served devices' points, keeps timers, and talks MQTT through the
+//! gateway's broker link — only as far as its grants go.
+//!
+//! ```toml
+//! [[app]]
+//! plugin = "builtin:alarm-threshold"        # or a component file, vetted by [policy]
+//! points = { zone-temp = "1001/analog-input,1/present-value" }   # names for the application (readable)
+//! read = ["1001/analog-value,*"]            # further point patterns it may read and watch
+//! write = ["1001/binary-value,1"]           # point patterns it may write
+//! publish = ["building/alarms/#"]           # topics it may publish on
+//! subscribe = ["building/commands/+"]       # topic filters it may subscribe to
+//! poll_s = 10                               # period for points whose device takes no COV subscription
+//! settings = { point = "zone-temp", high_limit = 26.0, topic = "building/alarms/zone-temp" }
+//! ```
+//!
+//! Each application runs on a task of its own on the gateway's runtime
+//! (`runner`), never on a device's request path. Its persisted state lives
+//! in the cache directory (`apps/<name>.state`).
+//!
+//! Not yet: points of remote (bound) devices, hot swap of applications
+//! through the admin socket, capabilities declared in a plugin file's
+//! manifest (the `[[app]]` grants are the operator's only word).
+//!
+//! Must never: grant what the section does not name.
+
+mod runner;
+pub mod services;
+
+use crate::config::PluginRef;
+use crate::plugin::app::{AppConfig, AppPlugin, Grants, PointAddress};
+use crate::plugin::{PluginEngine, PluginSource, policy};
+use anyhow::Context;
+use serde::Deserialize;
+use services::GatewayServices;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use trellis_mqtt::link::Incoming;
+
+/// One `[[app]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppSection {
+    /// Its name in logs and status (default: the plugin's name).
+    pub name: Option<String>,
+    /// `builtin:alarm-threshold`, or a component file.
+    pub plugin: String,
+    /// Point names the application uses, each `DEVICE/OBJECT[/PROPERTY]`;
+    /// named points may be read and watched.
+    #[serde(default)]
+    pub points: BTreeMap<String, String>,
+    /// Point patterns it may read and watch.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Point patterns it may write (and read).
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Topic filters it may publish on.
+    #[serde(default)]
+    pub publish: Vec<String>,
+    /// Topic filters it may subscribe to.
+    #[serde(default)]
+    pub subscribe: Vec<String>,
+    /// Poll period, in seconds, of points whose device takes no COV
+    /// subscription (default 10).
+    #[serde(default = "default_poll_s")]
+    pub poll_s: u64,
+    /// Wall-clock limit of one call, device answers included, in ms
+    /// (default 2000).
+    #[serde(default = "default_deadline_ms")]
+    pub deadline_ms: u64,
+    /// Memory limit in MiB (default 32).
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
+    /// Bound of its persisted state in KiB (default 64).
+    #[serde(default = "default_state_kb")]
+    pub state_kb: u64,
+    /// The application's own settings, handed to it as TOML.
+    #[serde(default)]
+    pub settings: toml::Table,
+}
+
+fn default_poll_s() -> u64 {
+    10
+}
+fn default_deadline_ms() -> u64 {
+    2000
+}
+fn default_memory_mb() -> u64 {
+    32
+}
+fn default_state_kb() -> u64 {
+    64
+}
+
+impl AppSection {
+    /// Its name: as configured, or the plugin's.
+    pub fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            let p = self.plugin.strip_prefix("builtin:").unwrap_or(&self.plugin);
+            Path::new(p).file_stem().and_then(|s| s.to_str()).unwrap_or(p).to_string()
+        })
+    }
+
+    /// Resolve `plugin` (relative paths against `base`).
+    pub fn plugin_ref(&self, base: &Path) -> anyhow::Result<PluginRef> {
+        match self.plugin.strip_prefix("builtin:") {
+            Some(name) => crate::plugin::builtin::APPLICATIONS
+                .iter()
+                .find(|n| **n == name)
+                .map(|n| PluginRef::Builtin(n))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "unknown built-in application `{name}` (built in: {})",
+                        crate::plugin::builtin::APPLICATIONS.join(", ")
+                    )
+                }),
+            None => Ok(PluginRef::File(base.join(&self.plugin))),
+        }
+    }
+
+    /// The host's configuration for it: names, grants, limits.
+    pub fn app_config(&self, state_dir: &Path) -> anyhow::Result<AppConfig> {
+        let name = self.display_name();
+        anyhow::ensure!(
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+            "app name `{name}`: letters, digits, - _ . only"
+        );
+        anyhow::ensure!(self.poll_s >= 1, "poll_s must be at least 1");
+        anyhow::ensure!((1..=60_000).contains(&self.deadline_ms), "deadline_ms must be 1..=60000");
+        let mut config = AppConfig::new(&name, toml::to_string(&self.settings).unwrap_or_default());
+        for (point_name, text) in &self.points {
+            let address: PointAddress =
+                text.parse().map_err(|e: String| anyhow::anyhow!("points.{point_name}: {e}"))?;
+            config.points.insert(point_name.clone(), address);
+        }
+        let patterns = |list: &[String], key: &str| -> anyhow::Result<Vec<_>> {
+            list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("{key}: {e}"))).collect()
+        };
+        let filters = |list: &[String], key: &str| -> anyhow::Result<Vec<_>> {
+            list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("{key}: {e}"))).collect()
+        };
+        let mut read = patterns(&self.read, "read")?;
+        // A named point is readable: the operator named it for the application.
+        for address in config.points.values() {
+            read.push(
+                format!("{}/{}/{}", address.device, address.object, address.property)
+                    .parse()
+                    .map_err(|e: String| anyhow::anyhow!(e))?,
+            );
+        }
+        config.grants = Grants {
+            read,
+            write: patterns(&self.write, "write")?,
+            publish: filters(&self.publish, "publish")?,
+            subscribe: filters(&self.subscribe, "subscribe")?,
+        };
+        config.limits.memory_bytes = usize::try_from(self.memory_mb << 20).context("memory_mb")?;
+        config.deadline = Duration::from_millis(self.deadline_ms);
+        config.state_bytes = usize::try_from(self.state_kb << 10).context("state_kb")?;
+        config.state_file = Some(state_dir.join(format!("{name}.state")));
+        Ok(config)
+    }
+}
+
+/// Load and start every `[[app]]` on the current runtime.
+pub async fn start(
+    sections: &[AppSection],
+    engine: &PluginEngine,
+    services: Arc<GatewayServices>,
+    messages: Option<&broadcast::Sender<Incoming>>,
+    base: &Path,
+    state_dir: PathBuf,
+    plugin_policy: &policy::PolicySection,
+) -> anyhow::Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for section in sections {
+        let name = section.display_name();
+        anyhow::ensure!(names.insert(name.clone()), "two [[app]] are named `{name}` (give one a `name`)");
+        let mut config = section.app_config(&state_dir).with_context(|| format!("[[app]] {name}"))?;
+        let file_bytes;
+        let source = match section.plugin_ref(base)? {
+            PluginRef::Builtin(n) => {
+                PluginSource::Bytes(crate::plugin::builtin::application(n).expect("listed in APPLICATIONS"))
+            }
+            PluginRef::File(path) => {
+                let (component, caps) =
+                    policy::check_file(&path, plugin_policy).with_context(|| format!("[[app]] {name}"))?;
+                // The smaller of what the manifest (and policy) grant and the section's memory_mb.
+                let memory_mb = (config.limits.memory_bytes >> 20) as u64;
+                config.limits.memory_bytes = (u64::from(caps.memory_mb).min(memory_mb) << 20) as usize;
+                file_bytes = component;
+                PluginSource::Bytes(&file_bytes)
+            }
+        };
+        let poll = Duration::from_secs(section.poll_s);
+        let app = AppPlugin::load(engine, source, config, services.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("[[app]] {name}: {e}"))?;
+        let status = app.status();
+        eprintln!("trellis: app {name}: {} {} — {}", status.info.name, status.info.version, status.info.summary);
+        let runner = runner::Runner::new(app, services.clone(), poll, messages.map(|m| m.subscribe()));
+        tokio::spawn(runner.run());
+    }
+    Ok(())
+}
