@@ -32,16 +32,25 @@ pub mod builtin {
     /// an MQTT alarm message and a BACnet write.
     pub const ALARM_THRESHOLD: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_ALARM_THRESHOLD"));
 
+    /// Path of the built `misbehave-app` component (an application that
+    /// fails on request, for failure tests).
+    pub const MISBEHAVE_APP_PATH: &str = env!("TRELLIS_PLUGIN_MISBEHAVE_APP");
+
+    /// The `schedule` application: a weekly occupancy schedule with
+    /// holidays that writes setpoints at priority 16.
+    pub const SCHEDULE: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_SCHEDULE"));
+
     /// A built-in application by its name in the configuration.
     pub fn application(name: &str) -> Option<&'static [u8]> {
         match name {
             "alarm-threshold" => Some(ALARM_THRESHOLD),
+            "schedule" => Some(SCHEDULE),
             _ => None,
         }
     }
 
     /// The names of the built-in applications.
-    pub const APPLICATIONS: &[&str] = &["alarm-threshold"];
+    pub const APPLICATIONS: &[&str] = &["alarm-threshold", "schedule"];
 
     /// A built-in routing policy by its name in the configuration.
     pub fn routing_policy(name: &str) -> Option<&'static [u8]> {

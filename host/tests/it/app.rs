@@ -80,3 +80,101 @@ fn the_alarm_threshold_example_raises_and_clears_an_alarm_over_mqtt_and_bacnet()
     }
     drop(gateway);
 }
+
+/// A gateway serving device 1001 with `misbehave-app` (a plugin file) as
+/// an application failing as `failure` says.
+fn misbehaving(scratch: &Scratch, bip: u16, failure: &str) -> crate::gateway::Gateway {
+    let plugin = trellis::plugin::builtin::MISBEHAVE_APP_PATH;
+    let config = format!(
+        "[policy]\nallow_unsigned = true\n\n\
+         [[device]]\ninstance = 1001\nplugin = \"builtin:demo-building\"\npassword = \"x\"\nport = {bip}\n\n\
+         [[app]]\nplugin = \"{plugin}\"\ndeadline_ms = 300\nmemory_mb = 8\nread = [\"1001/analog-value,1\"]\n\
+         settings = {{ point = \"1001/analog-value,1\", failure = \"{failure}\", \
+         try_write = \"1001/analog-value,2\", try_publish = \"elsewhere/topic\" }}\n"
+    );
+    let path = scratch.path(&format!("{failure}.toml"));
+    std::fs::write(&path, config).unwrap();
+    crate::gateway::Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"))
+}
+
+fn wait_log(gateway: &crate::gateway::Gateway, what: &str, count: usize) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let log = gateway.log();
+        if log.matches(what).count() >= count {
+            return log;
+        }
+        assert!(std::time::Instant::now() < deadline, "`{what}` ×{count} not logged within 30 s:\n{log}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_application_that_traps_loops_or_hoards_is_stopped_restarted_and_the_device_keeps_serving() {
+    let scratch = Scratch::new("app", "misbehave");
+    for (failure, said) in [
+        ("trap", "misbehave-app: trapping on request"),
+        ("loop", "exceeded its time limit of 300 ms"),
+        ("memory", "exceeded its memory limit of 8388608 bytes"),
+    ] {
+        let bip = crate::peers::free_port();
+        let gateway = misbehaving(&scratch, bip, failure);
+        // What it was not granted, it was refused — as errors it could log, not traps.
+        let log = wait_log(&gateway, "misbehave-app: started", 1);
+        assert!(log.contains("writing 1001/analog-value,2: not permitted"), "{log}");
+        assert!(log.contains("publishing on elsewhere/topic: no broker") || log.contains("is not granted"), "{log}");
+
+        // A change makes on-change fail; the host says what happened and restarts it.
+        let device = format!("127.0.0.1:{bip}");
+        cli(&["write", &device, "analog-value,1", "present-value", "22.5", "--priority", "8"]);
+        let log = wait_log(&gateway, "application failed", 1);
+        assert!(log.contains(said), "{failure}: {log}");
+        wait_log(&gateway, "misbehave-app: started", 2);
+        // The device never stopped serving.
+        assert!(cli(&["read", &device, "analog-value,1", "present-value"]).contains("22.5"), "{failure}");
+        drop(gateway);
+    }
+}
+
+#[test]
+fn the_schedule_example_writes_setpoints_at_priority_16_as_the_devices_clock_moves() {
+    let scratch = Scratch::new("app", "schedule");
+    let bip = crate::peers::free_port();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/schedule.toml"))
+        .unwrap()
+        .replace("check_every_s = 60", "check_every_s = 1")
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
+    let config = scratch.path("schedule.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let device = format!("127.0.0.1:{bip}");
+    let setpoint_becomes = |value: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let said = cli(&["read", &device, "analog-value,1", "priority-array"]);
+            // Priority 16 is the last slot of the priority array.
+            if said.trim_end().trim_end_matches(['}', ']', ')']).trim_end().ends_with(value) {
+                return said;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "priority 16 of AV1 never became {value}: {said}\n{}",
+                gateway.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    // Monday 10:00 UTC: occupied.
+    cli(&["timesync", "--utc", "--time", "2026-11-30T10:00:00Z", &device]);
+    setpoint_becomes("21");
+    // Monday 20:00: unoccupied; Christmas Day at noon (a Friday): a holiday.
+    cli(&["timesync", "--utc", "--time", "2026-11-30T20:00:00Z", &device]);
+    setpoint_becomes("17");
+    cli(&["timesync", "--utc", "--time", "2026-12-04T12:00:00Z", &device]);
+    setpoint_becomes("21");
+    cli(&["timesync", "--utc", "--time", "2026-12-25T12:00:00Z", &device]);
+    setpoint_becomes("17");
+    drop(gateway);
+}
