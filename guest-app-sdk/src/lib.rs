@@ -160,6 +160,11 @@ macro_rules! register_app {
     };
 }
 
+/// The README's example compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 /// What `register_app!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
