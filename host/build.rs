@@ -2,8 +2,8 @@
 //! `wasm32-wasip2` and tells the host crate where the components are:
 //! `TRELLIS_PLUGIN_<NAME>` (one per entry of `PLUGINS`) hold paths to
 //! `.wasm` files (the object model `demo_building` and the routing policies
-//! `firewall` and `broadcast_guard`, the applications `alarm_threshold` and
-//! `schedule` are
+//! `firewall` and `broadcast_guard`, the applications `alarm_threshold`,
+//! `schedule` and `point_mapping` are
 //! embedded with `include_bytes!`).
 //!
 //! The nested build gets its own target directory beside the outer one
@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PLUGINS: [(&str, &str); 9] = [
+const PLUGINS: [(&str, &str); 10] = [
     ("TRELLIS_PLUGIN_DEMO_BUILDING", "demo_building"),
     ("TRELLIS_PLUGIN_BULK_OBJECTS", "bulk_objects"),
     ("TRELLIS_PLUGIN_MISBEHAVE", "misbehave"),
@@ -28,6 +28,7 @@ const PLUGINS: [(&str, &str); 9] = [
     ("TRELLIS_PLUGIN_ALARM_THRESHOLD", "alarm_threshold"),
     ("TRELLIS_PLUGIN_MISBEHAVE_APP", "misbehave_app"),
     ("TRELLIS_PLUGIN_SCHEDULE", "schedule"),
+    ("TRELLIS_PLUGIN_POINT_MAPPING", "point_mapping"),
 ];
 
 const TARGET: &str = "wasm32-wasip2";

@@ -40,17 +40,22 @@ pub mod builtin {
     /// holidays that writes setpoints at priority 16.
     pub const SCHEDULE: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_SCHEDULE"));
 
+    /// The `point-mapping` application: points to MQTT under a configurable
+    /// topic scheme and payload shape, writes in.
+    pub const POINT_MAPPING: &[u8] = include_bytes!(env!("TRELLIS_PLUGIN_POINT_MAPPING"));
+
     /// A built-in application by its name in the configuration.
     pub fn application(name: &str) -> Option<&'static [u8]> {
         match name {
             "alarm-threshold" => Some(ALARM_THRESHOLD),
             "schedule" => Some(SCHEDULE),
+            "point-mapping" => Some(POINT_MAPPING),
             _ => None,
         }
     }
 
     /// The names of the built-in applications.
-    pub const APPLICATIONS: &[&str] = &["alarm-threshold", "schedule"];
+    pub const APPLICATIONS: &[&str] = &["alarm-threshold", "schedule", "point-mapping"];
 
     /// A built-in routing policy by its name in the configuration.
     pub fn routing_policy(name: &str) -> Option<&'static [u8]> {

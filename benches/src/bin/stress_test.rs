@@ -171,6 +171,24 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// MQTT publishing through the gateway's path (spool + link) beside raw
+    /// rumqttc, to the same mosquitto: QoS 0 and 1 messages per second
+    /// (best and median rounds), allocations per message, cold start, and
+    /// the replay rate after an outage.
+    Mqtt {
+        /// Messages per trial.
+        #[arg(long, default_value_t = 20_000)]
+        messages: u64,
+        /// Rounds (sides rotate each round).
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// Payload size in bytes (JSON).
+        #[arg(long, default_value_t = 512)]
+        payload: usize,
+        /// Where the broker and the spool keep their files.
+        #[arg(long)]
+        work_dir: Option<std::path::PathBuf>,
+    },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
     /// cold start apart; the gateway (demo-building plugin) runs in this
@@ -396,6 +414,13 @@ fn main() -> anyhow::Result<()> {
         Scenario::Sc { nodes, common } => {
             let o = steps(&common, &[1, 10], &[1, 16])?;
             with_env(&common, |env| scenario::sc::run(env, nodes, &o))
+        }
+        Scenario::Mqtt { messages, rounds, payload, work_dir } => {
+            let work = work_dir
+                .unwrap_or_else(|| std::env::temp_dir().join(format!("trellis-mqtt-bench-{}", std::process::id())));
+            let r = scenario::mqtt::run(messages, rounds, payload, &work);
+            let _ = std::fs::remove_dir_all(&work);
+            r
         }
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));

@@ -30,6 +30,7 @@ pub mod cost;
 pub mod cov;
 pub mod devices;
 pub mod mixed;
+pub mod mqtt;
 pub mod objects;
 pub mod router;
 pub mod sc;

@@ -63,6 +63,10 @@ pub struct LinkConfig {
     pub reconnect: Duration,
     /// The longest wait between attempts.
     pub max_reconnect: Duration,
+    /// Messages per second at most from the spool (a replay after an
+    /// outage at a pace the broker and its subscribers take); `None`: as
+    /// fast as the in-flight bound allows.
+    pub pace: Option<u32>,
 }
 
 impl LinkConfig {
@@ -84,6 +88,7 @@ impl LinkConfig {
             max_in_flight: 100,
             reconnect: Duration::from_secs(1),
             max_reconnect: Duration::from_secs(60),
+            pace: None,
         }
     }
 }
@@ -291,13 +296,17 @@ async fn run(
         let mut in_flight: HashMap<u16, u64> = HashMap::new();
         let mut connected = false;
         let mut epoch = 0;
+        let mut pacer = config.pace.map(Pacer::new);
         let error = loop {
+            let mut paced = false;
             if connected {
-                feed(&client, &spool, &mut sent, in_flight.len(), config.max_in_flight);
+                paced = feed(&client, &spool, &mut sent, in_flight.len(), config.max_in_flight, pacer.as_mut());
             }
+            let next_token = pacer.as_ref().map_or(Duration::MAX, Pacer::next_token);
             let event = tokio::select! {
                 e = events.poll() => e,
                 _ = wake.notified() => continue,
+                _ = tokio::time::sleep(next_token), if paced => continue,
                 l = live.recv() => {
                     let Some(l) = l else { continue };
                     let qos = if l.qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
@@ -377,20 +386,78 @@ async fn run(
     }
 }
 
-/// Hand the spool's next messages to rumqttc while in-flight room remains.
-fn feed(client: &AsyncClient, spool: &Mutex<Spool>, sent: &mut VecDeque<Sent>, in_flight: usize, max_in_flight: usize) {
+/// A token bucket: `per_s` messages a second, a burst of a tenth of a second.
+struct Pacer {
+    per_s: f64,
+    tokens: f64,
+    at: std::time::Instant,
+}
+
+impl Pacer {
+    fn new(per_s: u32) -> Pacer {
+        let per_s = f64::from(per_s.max(1));
+        Pacer { per_s, tokens: 1.0, at: std::time::Instant::now() }
+    }
+
+    /// Take one token if there is one.
+    fn take(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let burst = (self.per_s / 10.0).max(1.0);
+        self.tokens = (self.tokens + now.duration_since(self.at).as_secs_f64() * self.per_s).min(burst);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// How long until the next token.
+    fn next_token(&self) -> Duration {
+        Duration::from_secs_f64(((1.0 - self.tokens) / self.per_s).max(0.0005))
+    }
+}
+
+/// Hand the spool's next messages to rumqttc while in-flight room (and the
+/// pace) allows; `true` when the pace stopped it with messages waiting.
+fn feed(
+    client: &AsyncClient,
+    spool: &Mutex<Spool>,
+    sent: &mut VecDeque<Sent>,
+    in_flight: usize,
+    max_in_flight: usize,
+    mut pacer: Option<&mut Pacer>,
+) -> bool {
     let mut s = lock(spool);
     while sent.len() + in_flight < max_in_flight {
-        let Some(m) = s.next_to_send() else { return };
+        if !s.has_unsent() {
+            return false;
+        }
+        if pacer.as_mut().is_some_and(|p| !p.take()) {
+            return true;
+        }
+        let Some(m) = s.next_to_send() else { return false };
         let qos = if m.qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
         let (seq, level) = (m.seq, m.qos);
-        if client.try_publish(m.topic.clone(), qos, m.retain, m.payload.clone()).is_err() {
+        if !try_publish_shared(client, m.topic.clone(), qos, m.retain, m.payload.clone()) {
             // rumqttc's queue is full: the rest waits for the next round.
             s.rewind_to(seq);
-            return;
+            return false;
         }
         sent.push_back(Some((seq, level)));
     }
+    false
+}
+
+/// Hand rumqttc a publish whose payload is the spool's own (shared, not
+/// copied): its `publish_bytes` polled once — ready at once when its
+/// request queue has room; `false` (nothing sent) when it is full.
+fn try_publish_shared(client: &AsyncClient, topic: String, qos: QoS, retain: bool, payload: bytes::Bytes) -> bool {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let send = std::pin::pin!(client.publish_bytes(topic, qos, retain, payload));
+    matches!(send.poll(&mut Context::from_waker(Waker::noop())), Poll::Ready(Ok(())))
 }
 
 fn delivered(spool: &Mutex<Spool>, status: &Mutex<LinkStatus>, seq: u64) {

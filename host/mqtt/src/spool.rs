@@ -10,8 +10,11 @@
 //! `sequence (u64 LE) | flags (1: QoS in bit 0, retain in bit 7) | topic length (u16 LE) | topic | payload`. Sequence numbers
 //! only grow. [`Spool::ack`] takes acknowledgements in any order; the
 //! watermark moves over the contiguous ones and is written to `acked`
-//! (a temporary file, then a rename), and a segment whose records are all
-//! at or below it is deleted.
+//! (a temporary file, then a rename) every 1,024 acknowledgements, every
+//! 100 ms, whenever nothing is pending and at a clean close — not at each
+//! one, which would cost a file rename per message — and a segment whose
+//! records are all at or below it is deleted. A crash between two writes
+//! replays what was acknowledged since the last: repeats, never a loss.
 //!
 //! Delivery is at least once: what was sent but not acknowledged when the
 //! gateway stopped (or acknowledged out of order above the watermark, or
@@ -33,10 +36,12 @@
 //! full policy), reorder messages, or fail to open because of a damaged
 //! file.
 
+use bytes::Bytes;
 use std::collections::{BTreeSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// What a full spool gives up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,8 +105,8 @@ pub struct Message {
     pub qos: u8,
     /// The broker keeps it as the topic's last value.
     pub retain: bool,
-    /// The payload.
-    pub payload: Vec<u8>,
+    /// The payload (shared, not copied, with the connection that sends it).
+    pub payload: Bytes,
 }
 
 impl Message {
@@ -140,6 +145,10 @@ const HEADER: usize = 1 + 4 + 4;
 const BODY_FIXED: usize = 8 + 1 + 2;
 /// A record larger than this is damage, not a message.
 const MAX_RECORD: usize = 16 << 20;
+/// The watermark file is rewritten after this many acknowledgements…
+const WATERMARK_EVERY: u64 = 1024;
+/// …or this long after the last time, whichever comes first.
+const WATERMARK_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The spool.
 #[derive(Debug)]
@@ -158,6 +167,11 @@ pub struct Spool {
     segments: VecDeque<u64>,
     writer: Option<File>,
     writer_len: u64,
+    /// The record being written (reused: no allocation per record).
+    scratch: Vec<u8>,
+    /// The watermark as last written to `acked`, and when.
+    acked_on_disk: u64,
+    acked_written: Instant,
     /// The next message to hand out for sending.
     cursor: u64,
     counters: SpoolCounters,
@@ -214,6 +228,9 @@ impl Spool {
             acked,
             writer: None,
             writer_len: 0,
+            scratch: Vec::new(),
+            acked_on_disk: acked,
+            acked_written: Instant::now(),
             counters: SpoolCounters::default(),
         };
         spool.delete_acked_segments()?;
@@ -228,8 +245,18 @@ impl Spool {
 
     /// [`Spool::push`], retained or not.
     pub fn push_message(&mut self, topic: &str, qos: u8, retain: bool, payload: &[u8]) -> io::Result<Option<u64>> {
-        let message = Message { seq: self.next_seq, topic: topic.to_owned(), qos, retain, payload: payload.to_vec() };
+        let message = Message {
+            seq: self.next_seq,
+            topic: topic.to_owned(),
+            qos,
+            retain,
+            payload: Bytes::copy_from_slice(payload),
+        };
         let len = message.record_len();
+        // A topic the broker would refuse would be replayed, and refused, for ever.
+        if topic.is_empty() || topic.contains(['+', '#', '\0']) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("`{topic}` is not a topic to publish on")));
+        }
         if topic.len() > usize::from(u16::MAX) || len as usize > MAX_RECORD || len > self.config.max_bytes {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a message larger than the spool may hold"));
         }
@@ -263,6 +290,11 @@ impl Spool {
         Some(m)
     }
 
+    /// Whether a pending message has not been handed out yet.
+    pub fn has_unsent(&self) -> bool {
+        self.pending.back().is_some_and(|m| m.seq >= self.cursor)
+    }
+
     /// Hand out everything pending again from the oldest (after a
     /// reconnection: what was sent and not acknowledged goes again).
     pub fn rewind(&mut self) {
@@ -286,23 +318,55 @@ impl Spool {
 
     /// Never hand out or keep `seq` again; false if it already was.
     fn forget(&mut self, seq: u64) -> io::Result<bool> {
-        if seq <= self.acked || seq >= self.next_seq || !self.acked_ahead.insert(seq) {
+        if seq <= self.acked || seq >= self.next_seq {
             return Ok(false);
         }
         let before = self.acked;
-        while self.acked_ahead.remove(&(self.acked + 1)) {
-            self.acked += 1;
+        if seq == self.acked + 1 && self.acked_ahead.is_empty() {
+            // In order, the usual case: no set to keep.
+            self.acked = seq;
+        } else {
+            if !self.acked_ahead.insert(seq) {
+                return Ok(false);
+            }
+            while self.acked_ahead.remove(&(self.acked + 1)) {
+                self.acked += 1;
+            }
         }
         // Acknowledged messages leave memory, wherever they are.
-        if let Some(i) = self.pending.iter().position(|m| m.seq == seq) {
+        let at = match self.pending.front() {
+            Some(m) if m.seq == seq => Some(0),
+            _ => self.pending.iter().position(|m| m.seq == seq),
+        };
+        if let Some(i) = at {
             let m = self.pending.remove(i).expect("found just now");
             self.pending_bytes -= m.record_len();
         }
         if self.acked != before {
-            write_acked(&self.config.dir, self.acked)?;
+            self.keep_watermark(false)?;
             self.delete_acked_segments()?;
         }
         Ok(true)
+    }
+
+    /// Write the watermark to `acked` if it moved `WATERMARK_EVERY` since
+    /// it was last written, or `WATERMARK_AFTER` ago, or nothing is pending
+    /// (or `now`). Between writes a crash replays at most that much again:
+    /// delivery is at least once, the watermark only bounds the repeats.
+    fn keep_watermark(&mut self, now: bool) -> io::Result<()> {
+        if self.acked == self.acked_on_disk {
+            return Ok(());
+        }
+        let due = now
+            || self.pending.is_empty()
+            || self.acked - self.acked_on_disk >= WATERMARK_EVERY
+            || self.acked_written.elapsed() >= WATERMARK_AFTER;
+        if due {
+            write_acked(&self.config.dir, self.acked)?;
+            self.acked_on_disk = self.acked;
+            self.acked_written = Instant::now();
+        }
+        Ok(())
     }
 
     /// Pending messages, oldest first.
@@ -340,20 +404,22 @@ impl Spool {
                 self.segments.push_back(m.seq);
             }
         }
-        let mut body = Vec::with_capacity(BODY_FIXED + m.topic.len() + m.payload.len());
-        body.extend_from_slice(&m.seq.to_le_bytes());
-        body.push((m.qos & 1) | (u8::from(m.retain) << 7));
-        body.extend_from_slice(&(m.topic.len() as u16).to_le_bytes());
-        body.extend_from_slice(m.topic.as_bytes());
-        body.extend_from_slice(&m.payload);
-        let mut record = Vec::with_capacity(HEADER + body.len());
+        let record = &mut self.scratch;
+        record.clear();
         record.push(KIND_MESSAGE);
-        record.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        record.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-        record.extend_from_slice(&body);
+        record.extend_from_slice(&[0; 8]); // body length and CRC, below
+        record.extend_from_slice(&m.seq.to_le_bytes());
+        record.push((m.qos & 1) | (u8::from(m.retain) << 7));
+        record.extend_from_slice(&(m.topic.len() as u16).to_le_bytes());
+        record.extend_from_slice(m.topic.as_bytes());
+        record.extend_from_slice(&m.payload);
+        let body_len = (record.len() - HEADER) as u32;
+        let crc = crc32fast::hash(&record[HEADER..]);
+        record[1..5].copy_from_slice(&body_len.to_le_bytes());
+        record[5..9].copy_from_slice(&crc.to_le_bytes());
         let file = self.writer.as_mut().expect("opened above");
         // One write per record: a crash leaves a prefix of it at most.
-        file.write_all(&record)?;
+        file.write_all(record)?;
         if self.config.durability == Durability::PowerLoss {
             file.sync_data()?;
         }
@@ -420,7 +486,7 @@ fn parse_record(b: &[u8]) -> Option<(Message, usize)> {
     let (qos, retain) = (body[8] & 1, body[8] & 0x80 != 0);
     let topic_len = usize::from(u16::from_le_bytes(body[9..11].try_into().ok()?));
     let topic = std::str::from_utf8(body.get(11..11 + topic_len)?).ok()?.to_owned();
-    let payload = body[11 + topic_len..].to_vec();
+    let payload = Bytes::copy_from_slice(&body[11 + topic_len..]);
     Some((Message { seq, topic, qos, retain, payload }, HEADER + len))
 }
 
@@ -445,4 +511,13 @@ fn write_acked(dir: &Path, seq: u64) -> io::Result<()> {
     let tmp = dir.join("acked.tmp");
     File::create(&tmp)?.write_all(&b)?;
     std::fs::rename(tmp, dir.join("acked"))
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        // A clean stop keeps the watermark exact: nothing is replayed twice.
+        if let Err(e) = self.keep_watermark(true) {
+            tracing::warn!("MQTT spool: the acknowledged watermark could not be written at close: {e}");
+        }
+    }
 }

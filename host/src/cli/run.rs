@@ -361,6 +361,10 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     "trellis: MQTT to {} as {}: Sparkplug B edge node {}/{} (spBv1.0/{}/…/{})",
                     section.broker, section.client_id, sp.group_id, sp.edge_node_id, sp.group_id, sp.edge_node_id
                 ),
+                None if !section.publish_points => eprintln!(
+                    "trellis: MQTT to {} as {} (points published by the applications)",
+                    section.broker, section.client_id
+                ),
                 None => eprintln!(
                     "trellis: MQTT to {} as {} (topics under {}/, writes {})",
                     section.broker,

@@ -64,6 +64,11 @@ pub struct MqttSection {
     /// QoS of the point messages: 0 or 1 (default 1).
     #[serde(default = "default_qos")]
     pub qos: u8,
+    /// Publish the points here (default true); `false` leaves the link to
+    /// the applications (an `[[app]]` such as `builtin:point-mapping` does
+    /// the mapping instead).
+    #[serde(default = "default_true")]
+    pub publish_points: bool,
     /// Take writes on `{prefix}/{device}/{object}/set` (default true).
     #[serde(default = "default_true")]
     pub commands: bool,
@@ -79,6 +84,9 @@ pub struct MqttSection {
     /// Spool bound in MiB (default 16).
     #[serde(default = "default_spool_mb")]
     pub spool_mb: u64,
+    /// Replay at most this many messages a second from the spool after an
+    /// outage (default: as fast as the broker acknowledges).
+    pub replay_per_s: Option<u32>,
     /// Be a Sparkplug B edge node instead of publishing JSON.
     pub sparkplug: Option<sparkplug::SparkplugSection>,
 }
@@ -126,6 +134,7 @@ impl MqttSection {
         anyhow::ensure!((1..=16).contains(&self.priority), "mqtt.priority must be 1..=16");
         anyhow::ensure!(self.lifetime_s >= 4, "mqtt.lifetime_s must be at least 4");
         anyhow::ensure!(self.spool_mb >= 1, "mqtt.spool_mb must be at least 1");
+        anyhow::ensure!(self.replay_per_s != Some(0), "mqtt.replay_per_s must be at least 1");
         anyhow::ensure!(
             !self.topic_prefix.is_empty() && !self.topic_prefix.contains(['+', '#']),
             "mqtt.topic_prefix must be a topic without wildcards"
@@ -203,6 +212,7 @@ pub fn start(
         );
     }
     let mut link_config = LinkConfig::new(host, port, &section.client_id);
+    link_config.pace = section.replay_per_s;
     if let Some(t) = &section.tls {
         let file = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
         let (cert, key) = (t.certificate.as_ref().map(file), t.key.as_ref().map(file));
@@ -214,8 +224,10 @@ pub fn start(
         link_config.credentials = Some((u.clone(), p.clone()));
     }
     let (changes_in, changes) = mpsc::channel(4096);
-    for server in &servers {
-        tokio::spawn(points::follow(server.clone(), section.lifetime_s, changes_in.clone()));
+    if section.publish_points || section.sparkplug.is_some() {
+        for server in &servers {
+            tokio::spawn(points::follow(server.clone(), section.lifetime_s, changes_in.clone()));
+        }
     }
     if let Some(sp) = &section.sparkplug {
         let node = sparkplug::prepare(sp, &spool_dir, &mut link_config)?;
@@ -225,17 +237,23 @@ pub fn start(
         return Ok(Bridge { link, messages });
     }
     link_config.availability_topic = Some(format!("{}/availability", section.topic_prefix));
-    if section.commands {
+    if section.commands && section.publish_points {
         link_config.subscriptions.push(format!("{}/+/+/set", section.topic_prefix));
     }
     let (link, incoming) = Link::start(link_config, spool);
     let mut incoming = fan_out(incoming, messages.clone());
     let by_instance: HashMap<u32, Arc<Server<PluginModel>>> =
         servers.iter().map(|s| (s.device_id().instance, s.clone())).collect();
-    tokio::spawn(json::publish_changes(changes, link.clone(), section.clone()));
+    if section.publish_points {
+        tokio::spawn(json::publish_changes(changes, link.clone(), section.clone()));
+    }
     let (commands, writer) = (section.clone(), link.clone());
     tokio::spawn(async move {
         while let Some(m) = incoming.recv().await {
+            // Messages for the applications pass by here too: only ours are commands.
+            if !(commands.publish_points && commands.commands) {
+                continue;
+            }
             if let Some((topic, answer)) = json::command(&commands, &by_instance, &m.topic, &m.payload).await {
                 let _ = writer.publish(&topic, 1, answer.to_string().as_bytes());
             }

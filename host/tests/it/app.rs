@@ -178,3 +178,42 @@ fn the_schedule_example_writes_setpoints_at_priority_16_as_the_devices_clock_mov
     setpoint_becomes("17");
     drop(gateway);
 }
+
+#[test]
+fn the_point_mapping_application_publishes_under_its_scheme_and_takes_writes() {
+    let scratch = Scratch::new("app", "point-mapping");
+    let (mqtt, bip) = (crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let (_sub, lines) = crate::mqtt::watch_on(mqtt, "site/#");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mqtt-mapping.toml"))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
+    let config = scratch.path("mqtt-mapping.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+
+    // Every object under its Object_Name; the bridge's own scheme is off.
+    let first = wait_for(&lines, "the zone setpoint", |l| l.starts_with("site/1001/Zone-Setpoint {"));
+    assert!(first.contains("\"name\": \"Zone Setpoint\"") && first.contains("\"value\": 21"), "{first}");
+    wait_for(&lines, "the operating mode", |l| l.starts_with("site/1001/Operating-Mode {"));
+    assert!(!lines.lock().unwrap().iter().any(|l| l.starts_with("site/1001/analog-value")), "no fixed-scheme topics");
+
+    // A write over MQTT through the application, its result, and the value back over BACnet and MQTT.
+    let publish = |topic: &str, payload: &str| {
+        let status = Command::new("mosquitto_pub")
+            .args(["-h", "127.0.0.1", "-p", &mqtt.to_string(), "-q", "1", "-t", topic, "-m", payload])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    publish("site/1001/Zone-Setpoint/set", r#"{"value": 22.5, "priority": 8}"#);
+    wait_for(&lines, "the write's result", |l| l == r#"site/1001/Zone-Setpoint/set/result {"ok": true}"#);
+    assert!(cli(&["read", &format!("127.0.0.1:{bip}"), "analog-value,1", "present-value"]).contains("22.5"));
+    wait_for(&lines, "22.5 published", |l| l.starts_with("site/1001/Zone-Setpoint {") && l.contains("22.5"));
+    publish("site/1001/Zone-Setpoint/set", r#""hot""#);
+    wait_for(&lines, "a refusal", |l| l.starts_with("site/1001/Zone-Setpoint/set/result {\"ok\": false"));
+    drop(gateway);
+}

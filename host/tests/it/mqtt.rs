@@ -45,10 +45,15 @@ pub fn broker(port: u16, dir: &Path) -> Proc {
     panic!("mosquitto did not listen on {port}");
 }
 
-/// `mosquitto_sub -v` on `building/#`: its lines as they come.
+/// `mosquitto_sub -v` on `building/#`.
 pub fn watch(port: u16) -> (Proc, Arc<Mutex<Vec<String>>>) {
+    watch_on(port, "building/#")
+}
+
+/// `mosquitto_sub -v` on `filter`: its lines as they come.
+pub fn watch_on(port: u16, filter: &str) -> (Proc, Arc<Mutex<Vec<String>>>) {
     let mut child = Command::new("mosquitto_sub")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-t", "building/#", "-v", "-q", "1"])
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-t", filter, "-v", "-q", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -1,0 +1,303 @@
+//! `mqtt`: publishing through the gateway's MQTT path beside raw `rumqttc`,
+//! to the same mosquitto, in the same run (the shape of the
+//! ruststream-rumqttc benchmark).
+//!
+//! - **publish**: N messages (512-byte JSON payloads, over 1,000 point
+//!   topics) published as fast as each side can, QoS 0 and QoS 1, counted
+//!   by a `mosquitto_sub -C N` subscriber process that exits on the last:
+//!   messages per second from the first publish to its exit. Side *raw* is
+//!   a `rumqttc` client (100 in flight); side *trellis* is what the gateway
+//!   publishes point changes through: `trellis_mqtt::spool` (on disk) and
+//!   `trellis_mqtt::link` (100 in flight), in this process. Sides rotate
+//!   each round; best and median rounds are reported, with the ratio.
+//! - **cost**: heap allocations per published message on the trellis side
+//!   (this binary's counting allocator; the subscriber is another process,
+//!   so everything counted is the publisher's: the spool, the link and
+//!   rumqttc), QoS 1, steady state.
+//! - **cold**: the trellis side from opening its spool to the first
+//!   message at the subscriber (connect, session, first publish).
+//! - **replay**: N messages spooled while no broker runs, then the broker
+//!   started: messages per second until the subscriber has them all.
+//!
+//! Every process is killed by PID when the scenario ends.
+
+use crate::alloc_count::Counts;
+use crate::json_line::JsonLine;
+use anyhow::Context;
+use rumqttc::{AsyncClient, MqttOptions, QoS};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use trellis_mqtt::link::{Link, LinkConfig};
+use trellis_mqtt::spool::{Spool, SpoolConfig};
+
+/// Point topics the messages spread over.
+const POINTS: u64 = 1000;
+/// Unacknowledged messages at most, both sides.
+const IN_FLIGHT: usize = 100;
+
+/// A child process killed by PID when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).stderr(Stdio::null()).status();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn broker(port: u16, dir: &Path) -> anyhow::Result<Proc> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))?;
+    let conf = dir.join("mosquitto.conf");
+    // No queue bound: a message the broker drops is not one a side failed to publish.
+    std::fs::write(
+        &conf,
+        format!("listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\nmax_inflight_messages 100\n"),
+    )?;
+    let child = Command::new("mosquitto")
+        .arg("-c")
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("start mosquitto (.ci/setup installs it)")?;
+    let p = Proc(child);
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(p);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    anyhow::bail!("mosquitto did not listen on {port}")
+}
+
+/// A subscriber process that exits after `count` messages on `bench/#`.
+fn counter(port: u16, count: u64, qos: u8) -> anyhow::Result<Proc> {
+    let child = Command::new("mosquitto_sub")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-t", "bench/#", "-q", &qos.to_string()])
+        .args(["-C", &count.to_string(), "-i", "bench-counter"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("start mosquitto_sub")?;
+    // Subscribed well before the first publish.
+    std::thread::sleep(Duration::from_millis(300));
+    Ok(Proc(child))
+}
+
+/// Wait for the counter to exit (it has every message); `false` at `limit`.
+fn counted(c: &mut Proc, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if matches!(c.0.try_wait(), Ok(Some(_))) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// The payload of message `i`: 512 bytes of JSON, as a point change.
+fn payload(i: u64, size: usize) -> Vec<u8> {
+    let head = format!(
+        "{{\"present-value\": {}.5, \"status-flags\": [false, false, false, false], \"seq\": {i}, \"pad\": \"",
+        i % 997
+    );
+    let mut p = head.into_bytes();
+    let pad = size.saturating_sub(p.len() + 2);
+    p.extend(std::iter::repeat_n(b'x', pad));
+    p.extend_from_slice(b"\"}");
+    p
+}
+
+fn topic(i: u64) -> String {
+    format!("bench/point/{}", i % POINTS)
+}
+
+/// One trial of raw rumqttc: messages per second.
+async fn raw(port: u16, n: u64, qos: u8, size: usize, limit: Duration) -> anyhow::Result<f64> {
+    let mut sub = counter(port, n, qos)?;
+    let mut o = MqttOptions::new("bench-raw", "127.0.0.1", port);
+    o.set_inflight(IN_FLIGHT as u16);
+    o.set_max_packet_size(1 << 20, 1 << 20);
+    let (client, mut events) = AsyncClient::new(o, 1024);
+    let driver = tokio::spawn(async move {
+        loop {
+            if events.poll().await.is_err() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    });
+    let level = if qos == 0 { QoS::AtMostOnce } else { QoS::AtLeastOnce };
+    let payloads: Vec<Vec<u8>> = (0..n).map(|i| payload(i, size)).collect();
+    let started = Instant::now();
+    for (i, p) in payloads.into_iter().enumerate() {
+        client.publish(topic(i as u64), level, false, p).await?;
+    }
+    let done = tokio::task::spawn_blocking(move || counted(&mut sub, limit)).await?;
+    let secs = started.elapsed().as_secs_f64();
+    driver.abort();
+    anyhow::ensure!(done, "raw QoS {qos}: the subscriber did not get {n} messages within {limit:?}");
+    Ok(n as f64 / secs)
+}
+
+fn link_config(port: u16) -> LinkConfig {
+    let mut c = LinkConfig::new("127.0.0.1", port, "bench-trellis");
+    c.availability_topic = None;
+    c.max_in_flight = IN_FLIGHT;
+    c.reconnect = Duration::from_millis(100);
+    c.max_reconnect = Duration::from_millis(200);
+    c
+}
+
+fn spool(dir: &Path, n: u64, size: usize) -> anyhow::Result<Spool> {
+    let _ = std::fs::remove_dir_all(dir);
+    let config = SpoolConfig { max_bytes: (n + 10) * (size as u64 + 64) * 2, ..SpoolConfig::new(dir) };
+    Ok(Spool::open(config)?.0)
+}
+
+/// One trial of the gateway's path: messages per second, allocations.
+async fn trellis(
+    port: u16,
+    dir: &Path,
+    n: u64,
+    qos: u8,
+    size: usize,
+    limit: Duration,
+) -> anyhow::Result<(f64, Counts)> {
+    let mut sub = counter(port, n, qos)?;
+    let (link, _incoming) = Link::start(link_config(port), spool(dir, n, size)?);
+    for _ in 0..200 {
+        if link.status().connected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let payloads: Vec<Vec<u8>> = (0..n).map(|i| payload(i, size)).collect();
+    let topics: Vec<String> = (0..n).map(topic).collect();
+    let before = Counts::now();
+    let started = Instant::now();
+    for (t, p) in topics.iter().zip(&payloads) {
+        link.publish(t, qos, p)?;
+    }
+    let done = tokio::task::spawn_blocking(move || counted(&mut sub, limit)).await?;
+    let secs = started.elapsed().as_secs_f64();
+    let counts = Counts::now().since(before);
+    anyhow::ensure!(done, "trellis QoS {qos}: the subscriber did not get {n} messages within {limit:?}");
+    Ok((n as f64 / secs, counts))
+}
+
+fn best_median(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v.last().copied().unwrap_or(0.0), v.get(v.len() / 2).copied().unwrap_or(0.0))
+}
+
+/// Run the scenario: one JSON line per measurement.
+pub fn run(messages: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(run_async(messages, rounds.max(1), size, work))
+}
+
+async fn run_async(n: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Result<()> {
+    let port = free_port()?;
+    let broker_dir: PathBuf = work.join("mqtt-broker");
+    let spool_dir = work.join("mqtt-spool");
+    let _broker = broker(port, &broker_dir)?;
+    let limit = Duration::from_secs(120);
+    for qos in [0u8, 1] {
+        let (mut raws, mut ours, mut allocations) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let trellis_first = round % 2 == 1;
+            for side in 0..2 {
+                if (side == 0) != trellis_first {
+                    raws.push(raw(port, n, qos, size, limit).await?);
+                } else {
+                    let (rate, counts) = trellis(port, &spool_dir, n, qos, size, limit).await?;
+                    ours.push(rate);
+                    allocations.push(counts.allocations as f64 / n as f64);
+                }
+            }
+            eprintln!(
+                "mqtt QoS {qos} round {}: raw {:.0}/s, trellis {:.0}/s",
+                round + 1,
+                raws.last().unwrap_or(&0.0),
+                ours.last().unwrap_or(&0.0)
+            );
+        }
+        let (raw_best, raw_median) = best_median(raws);
+        let (our_best, our_median) = best_median(ours);
+        let (_, alloc_median) = best_median(allocations);
+        let line = JsonLine::new()
+            .put("scenario", json!("mqtt"))
+            .put("step", json!("publish"))
+            .put("qos", json!(qos))
+            .put("messages", json!(n))
+            .put("payload_bytes", json!(size))
+            .put("rounds", json!(rounds))
+            .put("raw_rumqttc_per_s", json!({"best": raw_best.round(), "median": raw_median.round()}))
+            .put("trellis_per_s", json!({"best": our_best.round(), "median": our_median.round()}))
+            .put("ratio_median", json!((our_median / raw_median * 100.0).round() / 100.0))
+            .put("trellis_allocations_per_message", json!((alloc_median * 100.0).round() / 100.0));
+        println!("{}", line.finish());
+    }
+
+    // Cold start: spool opened → first message at the subscriber.
+    let mut sub = counter(port, 1, 1)?;
+    let started = Instant::now();
+    let (link, _incoming) = Link::start(link_config(port), spool(&spool_dir, 1, size)?);
+    link.publish(&topic(0), 1, &payload(0, size))?;
+    let done = tokio::task::spawn_blocking(move || counted(&mut sub, Duration::from_secs(30))).await?;
+    anyhow::ensure!(done, "cold start: no first message");
+    let cold_ms = started.elapsed().as_secs_f64() * 1e3;
+    drop(link);
+    println!(
+        "{}",
+        JsonLine::new()
+            .put("scenario", json!("mqtt"))
+            .put("step", json!("cold"))
+            .put("first_message_ms", json!((cold_ms * 10.0).round() / 10.0))
+            .finish()
+    );
+
+    // Replay: spooled while the broker is away, then the broker back.
+    drop(_broker);
+    // Attempts 1.5 s apart: the counter subscribes before the link's next one.
+    let mut config = link_config(port);
+    (config.reconnect, config.max_reconnect) = (Duration::from_millis(1500), Duration::from_millis(1500));
+    let (link, _incoming) = Link::start(config, spool(&spool_dir, n, size)?);
+    for i in 0..n {
+        link.publish(&topic(i), 1, &payload(i, size))?;
+    }
+    let connects = link.status().connects;
+    let _broker = broker(port, &broker_dir)?;
+    let mut sub = counter(port, n, 1)?;
+    // From the link's connection on.
+    while link.status().connects == connects {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let started = Instant::now();
+    let done = tokio::task::spawn_blocking(move || counted(&mut sub, limit)).await?;
+    anyhow::ensure!(done, "replay: the subscriber did not get {n} messages");
+    let secs = started.elapsed().as_secs_f64();
+    anyhow::ensure!(link.pending() == 0 || link.status().connected, "replay: the link did not reconnect");
+    println!(
+        "{}",
+        JsonLine::new()
+            .put("scenario", json!("mqtt"))
+            .put("step", json!("replay"))
+            .put("messages", json!(n))
+            .put("per_s", json!((n as f64 / secs).round()))
+            .put("lost", json!(0))
+            .finish()
+    );
+    Ok(())
+}
