@@ -1,5 +1,5 @@
 //! The local admin API of a running gateway: a Unix-domain socket that
-//! `trellis plugin swap`, `swap-policy` and `status` talk to.
+//! `trellis plugin swap`, `swap-policy`, `swap-app` and `status` talk to.
 //!
 //! Local-only by construction: the socket lives in a directory only the
 //! gateway's user can enter — created mode 0700, or refused when it is a
@@ -51,6 +51,14 @@ pub enum Request {
         /// Path of the new component, as the gateway sees it.
         file: PathBuf,
     },
+    /// Replace the application named `app` (`[[app]]`) with the component
+    /// in `file`, same grants and settings, handing its state across.
+    SwapApp {
+        /// Which application.
+        app: String,
+        /// Path of the new component, as the gateway sees it.
+        file: PathBuf,
+    },
     /// What is served.
     Status,
 }
@@ -79,6 +87,15 @@ pub enum Response {
         /// Time to vet, load and configure the new component, in milliseconds.
         load_ms: f64,
     },
+    /// An application was swapped.
+    AppSwapped {
+        /// Which application.
+        app: String,
+        /// The application now running, "name version".
+        plugin: String,
+        /// Time to vet, load and start the new component and hand the state over, in milliseconds.
+        load_ms: f64,
+    },
     /// Devices served and their plugins.
     Status {
         /// One entry per device.
@@ -86,6 +103,9 @@ pub enum Response {
         /// The router's routing policies, in order (absent from older gateways).
         #[serde(default)]
         policies: Vec<PolicyLine>,
+        /// The applications (absent from older gateways).
+        #[serde(default)]
+        apps: Vec<AppLine>,
     },
     /// The request failed; the gateway is unchanged.
     Failed {
@@ -108,6 +128,56 @@ pub struct DeviceStatus {
     /// (absent from older gateways).
     #[serde(default)]
     pub interface: Option<String>,
+}
+
+/// One application in a status answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AppLine {
+    /// Its `[[app]]` name.
+    pub name: String,
+    /// "name version" of the running component.
+    pub plugin: String,
+    /// What its configuration does.
+    pub summary: String,
+    /// "running", "restarting (back-off)" or "disabled".
+    pub state: String,
+    /// Instances started after the first.
+    pub restarts: u64,
+    /// Calls that trapped, overran or ran out of memory.
+    pub failures: u64,
+    /// The last failure.
+    pub last_failure: Option<String>,
+    /// Changes, timer firings and messages delivered.
+    pub events: u64,
+    /// Events dropped while no instance ran.
+    pub missed: u64,
+    /// Points and topics it asked for and was refused.
+    pub refused: u64,
+}
+
+impl AppLine {
+    fn of(a: &crate::app::AppHandle) -> AppLine {
+        let s = a.status();
+        let state = if s.disabled {
+            "disabled"
+        } else if s.failing {
+            "restarting (back-off)"
+        } else {
+            "running"
+        };
+        AppLine {
+            name: a.name.clone(),
+            plugin: format!("{} {}", s.info.name, s.info.version),
+            summary: s.info.summary,
+            state: state.into(),
+            restarts: s.restarts,
+            failures: s.failures,
+            last_failure: s.last_failure,
+            events: s.events,
+            missed: s.missed,
+            refused: s.refused,
+        }
+    }
 }
 
 /// One routing policy in a status answer.
@@ -213,6 +283,7 @@ pub struct Admin {
     vet: Vetting,
     policies: Vec<(PolicyPlugin, PolicyConfig)>,
     rules: PolicySection,
+    apps: Vec<crate::app::AppHandle>,
 }
 
 impl Admin {
@@ -220,7 +291,15 @@ impl Admin {
     /// plugin configuration, before capabilities). `vet` runs the
     /// signature/capability policy on every component before it is loaded.
     pub fn new(engine: PluginEngine, devices: BTreeMap<u32, (PluginModel, PluginConfig)>, vet: Vetting) -> Self {
-        Admin { engine, devices, vet, policies: Vec::new(), rules: PolicySection::default() }
+        Admin { engine, devices, vet, policies: Vec::new(), rules: PolicySection::default(), apps: Vec::new() }
+    }
+
+    /// And the applications, whose files `rules` (given with the policies,
+    /// or here) vets on a swap.
+    pub fn with_apps(mut self, apps: Vec<crate::app::AppHandle>, rules: PolicySection) -> Self {
+        self.apps = apps;
+        self.rules = rules;
+        self
     }
 
     /// And the router's routing policies (each with the configuration it
@@ -254,8 +333,16 @@ impl Admin {
                         interface: Some(m.interface().to_owned()),
                     });
                 }
-                Response::Status { devices, policies: self.policies.iter().map(|(p, _)| PolicyLine::of(p)).collect() }
+                Response::Status {
+                    devices,
+                    policies: self.policies.iter().map(|(p, _)| PolicyLine::of(p)).collect(),
+                    apps: self.apps.iter().map(AppLine::of).collect(),
+                }
             }
+            Request::SwapApp { app, file } => match self.swap_app(&app, &file).await {
+                Ok(r) => r,
+                Err(error) => Response::Failed { error },
+            },
             Request::SwapPolicy { policy, file } => match self.swap_policy(policy, &file).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },
@@ -296,6 +383,28 @@ impl Admin {
 }
 
 impl Admin {
+    async fn swap_app(&self, name: &str, file: &Path) -> Result<Response, String> {
+        let handle = self.apps.iter().find(|a| a.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.apps.iter().map(|a| a.name.as_str()).collect();
+            format!(
+                "no application {name} here (running: {})",
+                if names.is_empty() { "none".into() } else { names.join(", ") }
+            )
+        })?;
+        let started = Instant::now();
+        let (rules, path) = (self.rules.clone(), file.to_path_buf());
+        let (bytes, caps) = crate::offload::run(format!("vetting {}", file.display()), VET_TIME_LIMIT, move || {
+            crate::plugin::policy::check_file(&path, &rules)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        let info = handle.swap(bytes, Some(caps.memory_mb)).await?;
+        let load_ms = started.elapsed().as_secs_f64() * 1e3;
+        tracing::info!(app = name, plugin = %info.name, version = %info.version, load_ms, "application swapped");
+        Ok(Response::AppSwapped { app: name.to_string(), plugin: format!("{} {}", info.name, info.version), load_ms })
+    }
+
     async fn swap_policy(&self, index: usize, file: &Path) -> Result<Response, String> {
         let (current, config) = index
             .checked_sub(1)

@@ -188,6 +188,15 @@ enum Scenario {
         /// Where the broker and the spool keep their files.
         #[arg(long)]
         work_dir: Option<std::path::PathBuf>,
+        /// The `trellis` binary of the latency step (default: beside this one).
+        #[arg(long)]
+        trellis: Option<std::path::PathBuf>,
+        /// BACnet writes per second in the latency step.
+        #[arg(long, default_value_t = 1000)]
+        rate: u32,
+        /// Seconds of writing in the latency step.
+        #[arg(long, default_value_t = 5)]
+        latency_secs: u64,
     },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
@@ -415,10 +424,15 @@ fn main() -> anyhow::Result<()> {
             let o = steps(&common, &[1, 10], &[1, 16])?;
             with_env(&common, |env| scenario::sc::run(env, nodes, &o))
         }
-        Scenario::Mqtt { messages, rounds, payload, work_dir } => {
+        Scenario::Mqtt { messages, rounds, payload, work_dir, trellis, rate, latency_secs } => {
             let work = work_dir
                 .unwrap_or_else(|| std::env::temp_dir().join(format!("trellis-mqtt-bench-{}", std::process::id())));
-            let r = scenario::mqtt::run(messages, rounds, payload, &work);
+            let trellis = match trellis {
+                Some(t) => t,
+                None => std::env::current_exe()?.with_file_name("trellis"),
+            };
+            let o = scenario::mqtt::MqttOptions { messages, rounds, payload, trellis, rate, latency_secs };
+            let r = scenario::mqtt::run(&o, &work);
             let _ = std::fs::remove_dir_all(&work);
             r
         }

@@ -18,13 +18,18 @@
 //!   message at the subscriber (connect, session, first publish).
 //! - **replay**: N messages spooled while no broker runs, then the broker
 //!   started: messages per second until the subscriber has them all.
+//! - **latency**: the shipped `trellis run` serving the demo building with
+//!   `[mqtt]` (QoS 0) to the same broker; this process writes analog-value,1
+//!   over BACnet/IP at a fixed rate (1,000/s by default), each write a new
+//!   value, and a rumqttc subscriber here times each value from the write's
+//!   send to its arrival: BACnet COV → MQTT subscriber, end to end.
 //!
 //! Every process is killed by PID when the scenario ends.
 
 use crate::alloc_count::Counts;
 use crate::json_line::JsonLine;
 use anyhow::Context;
-use rumqttc::{AsyncClient, MqttOptions, QoS};
+use rumqttc::{AsyncClient, MqttOptions as MqttOptions_, QoS};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -126,7 +131,7 @@ fn topic(i: u64) -> String {
 /// One trial of raw rumqttc: messages per second.
 async fn raw(port: u16, n: u64, qos: u8, size: usize, limit: Duration) -> anyhow::Result<f64> {
     let mut sub = counter(port, n, qos)?;
-    let mut o = MqttOptions::new("bench-raw", "127.0.0.1", port);
+    let mut o = MqttOptions_::new("bench-raw", "127.0.0.1", port);
     o.set_inflight(IN_FLIGHT as u16);
     o.set_max_packet_size(1 << 20, 1 << 20);
     let (client, mut events) = AsyncClient::new(o, 1024);
@@ -201,10 +206,154 @@ fn best_median(mut v: Vec<f64>) -> (f64, f64) {
     (v.last().copied().unwrap_or(0.0), v.get(v.len() / 2).copied().unwrap_or(0.0))
 }
 
+/// What the scenario runs.
+#[derive(Debug, Clone)]
+pub struct MqttOptions {
+    /// Messages per publishing trial.
+    pub messages: u64,
+    /// Rounds of the publishing trials.
+    pub rounds: u32,
+    /// Payload bytes.
+    pub payload: usize,
+    /// The `trellis` binary (the latency step runs it).
+    pub trellis: PathBuf,
+    /// Writes per second in the latency step.
+    pub rate: u32,
+    /// Seconds of writing in the latency step.
+    pub latency_secs: u64,
+}
+
 /// Run the scenario: one JSON line per measurement.
-pub fn run(messages: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Result<()> {
+pub fn run(o: &MqttOptions, work: &Path) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(run_async(messages, rounds.max(1), size, work))
+    rt.block_on(run_async(o.messages, o.rounds.max(1), o.payload, work))?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(latency(o, work))
+}
+
+/// The `trellis run` of the latency step, killed by PID when dropped.
+fn gateway(trellis: &Path, work: &Path, broker: u16, bip: u16) -> anyhow::Result<Proc> {
+    use std::io::BufRead;
+    let config = work.join("mqtt-gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[device]]\ninstance = 1001\nplugin = \"builtin:demo-building\"\npassword = \"x\"\nport = {bip}\n\n\
+             [mqtt]\nbroker = \"127.0.0.1:{broker}\"\nclient_id = \"bench-gateway\"\ntopic_prefix = \"bench\"\nqos = 0\n\
+             commands = false\nspool_dir = \"{}\"\n",
+            work.join("mqtt-gateway-spool").display()
+        ),
+    )?;
+    let mut child = Command::new(trellis)
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("XDG_CACHE_HOME", work.join("cache"))
+        .env("TRELLIS_ADMIN_SOCKET", work.join("mqtt-admin.sock"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("start {}", trellis.display()))?;
+    let stderr = child.stderr.take().context("the gateway's stderr")?;
+    let p = Proc(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("trellis: serving") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120)).context("the gateway did not start serving")?;
+    Ok(p)
+}
+
+/// BACnet write → COV → MQTT → subscriber, timed per value.
+async fn latency(o: &MqttOptions, work: &Path) -> anyhow::Result<()> {
+    use bacnet::enums::PropertyIdentifier;
+    use bacnet::{AnyValue, ObjectIdentifier, ObjectType, Value};
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use trellis::client::{Client, DeviceAddress};
+
+    let port = free_port()?;
+    let _broker = broker(port, &work.join("mqtt-broker-latency"))?;
+    let bip = free_port()?;
+    let _gateway = gateway(&o.trellis, work, port, bip)?;
+    let arrived: Arc<Mutex<HashMap<u32, Instant>>> = Arc::default();
+    let mut mo = MqttOptions_::new("bench-latency", "127.0.0.1", port);
+    mo.set_keep_alive(Duration::from_secs(30));
+    let (client, mut events) = AsyncClient::new(mo, 1024);
+    client.subscribe("bench/1001/analog-value,1", QoS::AtMostOnce).await?;
+    let sink = arrived.clone();
+    let listener = tokio::spawn(async move {
+        while let Ok(event) = events.poll().await {
+            if let rumqttc::Event::Incoming(rumqttc::Packet::Publish(p)) = event {
+                let at = Instant::now();
+                let v: serde_json::Value = serde_json::from_slice(&p.payload).unwrap_or_default();
+                if let Some(x) = v["present-value"].as_f64() {
+                    sink.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .entry((x as f32).to_bits())
+                        .or_insert(at);
+                }
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let writer = Client::bind(crate::workload::client_config(Duration::from_secs(2), 16)).await?;
+    let device = DeviceAddress::direct(std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, bip));
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1)?;
+    let n = u64::from(o.rate) * o.latency_secs;
+    let mut sent: Vec<(u32, Instant)> = Vec::with_capacity(n as usize);
+    let start = tokio::time::Instant::now();
+    let mut failed = 0u64;
+    for i in 0..n {
+        tokio::time::sleep_until(start + Duration::from_secs_f64(i as f64 / f64::from(o.rate))).await;
+        // Distinct values 0.25 apart (exact in f32): every write is a change past the COV increment.
+        let v = 1000.0 + i as f32 * 0.25;
+        let at = Instant::now();
+        match writer
+            .write_property(
+                &device,
+                av1,
+                PropertyIdentifier::PRESENT_VALUE,
+                None,
+                AnyValue::from(Value::Real(v)),
+                Some(8),
+            )
+            .await
+        {
+            Ok(()) => sent.push((v.to_bits(), at)),
+            Err(_) => failed += 1,
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    listener.abort();
+    let arrived = arrived.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut latencies = crate::stats::Latencies::default();
+    let mut lost = 0u64;
+    for (bits, at) in &sent {
+        match arrived.get(bits) {
+            Some(got) => latencies.record(got.saturating_duration_since(*at)),
+            None => lost += 1,
+        }
+    }
+    let summary = latencies.summary().context("no change arrived")?;
+    let us = |d: Duration| (d.as_secs_f64() * 1e7).round() / 10.0;
+    println!(
+        "{}",
+        JsonLine::new()
+            .put("scenario", json!("mqtt"))
+            .put("step", json!("latency"))
+            .put("writes_per_s", json!(o.rate))
+            .put("writes", json!(sent.len()))
+            .put("write_failures", json!(failed))
+            .put("not_arrived", json!(lost))
+            .put("cov_to_mqtt_us", json!({"p50": us(summary.p50), "p99": us(summary.p99), "max": us(summary.max)}))
+            .finish()
+    );
+    Ok(())
 }
 
 async fn run_async(n: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Result<()> {

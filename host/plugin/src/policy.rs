@@ -16,7 +16,17 @@
 //! clock = true          # reads the wall clock between ticks (default false)
 //! max_objects = 200     # most objects it will ever serve
 //! memory_mb = 32        # linear memory it needs
+//!
+//! [app]                 # an application's asks (see `app::grants` for the syntax)
+//! read = ["*/analog-input,*"]
+//! write = ["*/binary-output,*"]
+//! publish = ["building/alarms/#"]
+//! subscribe = []
 //! ```
+//!
+//! An application touches only what both its manifest's `[app]` and the
+//! operator's `[[app]]` grants allow (`max_objects` is required in every
+//! manifest; an application's is 0).
 //!
 //! # What the host decides
 //!
@@ -143,6 +153,29 @@ pub struct Manifest {
     pub max_objects: u32,
     /// Linear memory it needs, in MiB.
     pub memory_mb: u32,
+    /// An application's asks (`[app]`): the points and topics it will ever
+    /// touch. The host lets it touch only what both this and the
+    /// operator's `[[app]]` grants allow.
+    pub app: Option<AppAsks>,
+}
+
+/// `[app]` of an application's manifest: point patterns and topic filters
+/// (the syntax of `[[app]]`'s grants).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppAsks {
+    /// Point patterns it reads and watches.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Point patterns it writes.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Topic filters it publishes on.
+    #[serde(default)]
+    pub publish: Vec<String>,
+    /// Topic filters it subscribes to.
+    #[serde(default)]
+    pub subscribe: Vec<String>,
 }
 
 impl Manifest {
@@ -200,6 +233,9 @@ pub struct Capabilities {
     pub max_objects: u32,
     /// Memory limit in MiB (before the device's own `memory_mb`).
     pub memory_mb: u32,
+    /// An application's asks from its manifest (`None`: no manifest, or
+    /// one without `[app]`).
+    pub app: Option<AppAsks>,
     /// The trusted key that signed it; `None` if it loads as unsigned.
     pub signed_by: Option<[u8; 32]>,
 }
@@ -370,6 +406,7 @@ pub fn check(
             clock: true,
             max_objects: policy.max_objects,
             memory_mb: policy.max_memory_mb,
+            app: None,
             signed_by,
         });
     };
@@ -389,6 +426,7 @@ pub fn check(
         clock: m.clock,
         max_objects: m.max_objects,
         memory_mb: m.memory_mb,
+        app: m.app,
         signed_by,
     })
 }
@@ -586,6 +624,7 @@ mod tests {
             clock: false,
             max_objects: 2,
             memory_mb: 32,
+            app: None,
             signed_by: None,
         };
         let mut pc = crate::PluginConfig::new("p");

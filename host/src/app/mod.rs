@@ -30,6 +30,7 @@ pub mod services;
 
 use crate::config::PluginRef;
 use crate::plugin::app::{AppConfig, AppPlugin, Grants, PointAddress};
+use crate::plugin::app::{AppInfo, AppStatus};
 use crate::plugin::{PluginEngine, PluginSource, policy};
 use anyhow::Context;
 use serde::Deserialize;
@@ -38,7 +39,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use trellis_mqtt::link::Incoming;
 
 /// One `[[app]]`.
@@ -158,12 +159,49 @@ impl AppSection {
             write: patterns(&self.write, "write")?,
             publish: filters(&self.publish, "publish")?,
             subscribe: filters(&self.subscribe, "subscribe")?,
+            ceiling: None,
         };
         config.limits.memory_bytes = usize::try_from(self.memory_mb << 20).context("memory_mb")?;
         config.deadline = Duration::from_millis(self.deadline_ms);
         config.state_bytes = usize::try_from(self.state_kb << 10).context("state_kb")?;
         config.state_file = Some(state_dir.join(format!("{name}.state")));
         Ok(config)
+    }
+}
+
+/// A request to put another component in an application's place.
+pub struct SwapRequest {
+    /// The vetted component.
+    pub bytes: Vec<u8>,
+    /// The memory its manifest was granted, in MiB (`None`: as configured).
+    pub memory_mb: Option<u32>,
+    /// The answer: what runs now, or why the old one still does.
+    pub reply: oneshot::Sender<Result<AppInfo, String>>,
+}
+
+/// A running application, as the admin socket sees it.
+#[derive(Debug, Clone)]
+pub struct AppHandle {
+    /// Its name.
+    pub name: String,
+    swaps: mpsc::Sender<SwapRequest>,
+    status: watch::Receiver<AppStatus>,
+}
+
+impl AppHandle {
+    /// Its health now.
+    pub fn status(&self) -> AppStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Swap its component for `bytes` (already vetted), state handed across.
+    pub async fn swap(&self, bytes: Vec<u8>, memory_mb: Option<u32>) -> Result<AppInfo, String> {
+        let (reply, answer) = oneshot::channel();
+        self.swaps
+            .send(SwapRequest { bytes, memory_mb, reply })
+            .await
+            .map_err(|_| format!("application {} is not running", self.name))?;
+        answer.await.map_err(|_| format!("application {} stopped during the swap", self.name))?
     }
 }
 
@@ -176,8 +214,9 @@ pub async fn start(
     base: &Path,
     state_dir: PathBuf,
     plugin_policy: &policy::PolicySection,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<AppHandle>> {
     let mut names = std::collections::HashSet::new();
+    let mut handles = Vec::new();
     for section in sections {
         let name = section.display_name();
         anyhow::ensure!(names.insert(name.clone()), "two [[app]] are named `{name}` (give one a `name`)");
@@ -193,18 +232,46 @@ pub async fn start(
                 // The smaller of what the manifest (and policy) grant and the section's memory_mb.
                 let memory_mb = (config.limits.memory_bytes >> 20) as u64;
                 config.limits.memory_bytes = (u64::from(caps.memory_mb).min(memory_mb) << 20) as usize;
+                // Nothing beyond what the plugin's manifest asks for.
+                if let Some(asks) = &caps.app {
+                    config.grants.ceiling = Some(Box::new(
+                        asks_to_grants(asks)
+                            .with_context(|| format!("[[app]] {name}: the manifest's [app] of {}", path.display()))?,
+                    ));
+                }
                 file_bytes = component;
                 PluginSource::Bytes(&file_bytes)
             }
         };
         let poll = Duration::from_secs(section.poll_s);
-        let app = AppPlugin::load(engine, source, config, services.clone())
+        let app = AppPlugin::load(engine, source, config.clone(), services.clone())
             .await
             .map_err(|e| anyhow::anyhow!("[[app]] {name}: {e}"))?;
         let status = app.status();
         eprintln!("trellis: app {name}: {} {} — {}", status.info.name, status.info.version, status.info.summary);
-        let runner = runner::Runner::new(app, services.clone(), poll, messages.map(|m| m.subscribe()));
+        let (swaps, swap_requests) = mpsc::channel(4);
+        let (status_out, status_in) = watch::channel(status);
+        let reload = runner::Reload { engine: engine.clone(), config, requests: swap_requests, status: status_out };
+        let runner = runner::Runner::new(app, services.clone(), poll, messages.map(|m| m.subscribe()), reload);
         tokio::spawn(runner.run());
+        handles.push(AppHandle { name, swaps, status: status_in });
     }
-    Ok(())
+    Ok(handles)
+}
+
+/// A manifest's `[app]` asks as grants.
+fn asks_to_grants(asks: &policy::AppAsks) -> anyhow::Result<Grants> {
+    let patterns = |list: &[String]| -> anyhow::Result<Vec<_>> {
+        list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!(e))).collect()
+    };
+    let filters = |list: &[String]| -> anyhow::Result<Vec<_>> {
+        list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!(e))).collect()
+    };
+    Ok(Grants {
+        read: patterns(&asks.read)?,
+        write: patterns(&asks.write)?,
+        publish: filters(&asks.publish)?,
+        subscribe: filters(&asks.subscribe)?,
+        ceiling: None,
+    })
 }

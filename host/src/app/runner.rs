@@ -20,9 +20,11 @@
 //! Must never: run on a device's request path, or deliver a change to a
 //! point the application no longer watches.
 
+use super::SwapRequest;
 use super::services::{GatewayServices, refusal};
 use crate::client::DeviceAddress;
-use crate::plugin::app::{AppPlugin, AppPoint, Effects, PointAddress, TimerChange, TopicFilter};
+use crate::plugin::app::{AppConfig, AppPlugin, AppPoint, AppStatus, Effects, PointAddress, TimerChange, TopicFilter};
+use crate::plugin::{PluginEngine, PluginSource};
 use crate::server::AnswerRoom;
 use bacnet::AnyValue;
 use bacnet::enums::ConfirmedServiceChoice as S;
@@ -30,7 +32,7 @@ use bacnet::services::{COVNotification, PropertyReference, ServiceCodec, Subscri
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 use trellis_mqtt::link::Incoming;
 
@@ -52,8 +54,21 @@ struct Watch {
 /// A timer: when it fires next, and its period.
 type Timer = (Instant, Option<Duration>);
 
+/// What a swap needs, and where the status goes.
+pub struct Reload {
+    /// The engine the application was loaded on.
+    pub engine: PluginEngine,
+    /// Its configuration (names, grants, limits, settings).
+    pub config: AppConfig,
+    /// Swap requests from the admin socket.
+    pub requests: mpsc::Receiver<SwapRequest>,
+    /// Its status after each event.
+    pub status: watch::Sender<AppStatus>,
+}
+
 /// The application's task state.
 pub struct Runner {
+    reload: Reload,
     app: AppPlugin,
     services: Arc<GatewayServices>,
     poll_every: Duration,
@@ -76,10 +91,12 @@ impl Runner {
         services: Arc<GatewayServices>,
         poll_every: Duration,
         messages: Option<broadcast::Receiver<Incoming>>,
+        reload: Reload,
     ) -> Runner {
         let (changes_in, changes) = mpsc::channel(4096);
         let renew = Duration::from_secs(u64::from(COV_LIFETIME_S) * 3 / 4);
         Runner {
+            reload,
             app,
             services,
             poll_every,
@@ -117,9 +134,30 @@ impl Runner {
                     Err(broadcast::error::RecvError::Closed) => self.messages = None,
                 },
                 _ = tokio::time::sleep_until(wake) => self.due().await,
+                request = self.reload.requests.recv() => {
+                    if let Some(r) = request {
+                        let answer = self.swap(r.bytes, r.memory_mb).await;
+                        let _ = r.reply.send(answer);
+                    }
+                }
             }
             self.apply().await;
+            self.reload.status.send_replace(self.app.status());
         }
+    }
+
+    /// Load `bytes` as the application's next component and swap it in.
+    async fn swap(&mut self, bytes: Vec<u8>, memory_mb: Option<u32>) -> Result<crate::plugin::app::AppInfo, String> {
+        let mut config = self.reload.config.clone();
+        config.name = format!("{}+", config.name);
+        if let Some(mb) = memory_mb {
+            config.limits.memory_bytes = config.limits.memory_bytes.min((mb as usize) << 20);
+        }
+        let services: Arc<dyn crate::plugin::app::AppServices> = self.services.clone();
+        let next = AppPlugin::load(&self.reload.engine, PluginSource::Bytes(&bytes), config, services)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.app.swap(next).await.map_err(|e| format!("swap refused, the old application kept: {e}"))
     }
 
     fn next_wake(&self) -> Instant {

@@ -63,9 +63,29 @@ pub enum PluginCommand {
     /// counters) is handed across between two routed NPDUs. If the new policy
     /// refuses its settings or the state, the old one keeps deciding.
     SwapPolicy(SwapPolicyArgs),
-    /// Show the devices a running gateway serves, their plugins, and the
-    /// router's routing policies.
+    /// Hot-swap one of the gateway's applications (`[[app]]`, by name) with
+    /// FILE.wasm (through the local admin socket).
+    ///
+    /// The file is vetted by [policy] like any plugin file and started with
+    /// the running application's settings and grants; the running one's
+    /// state is handed across between two events. If the new one refuses to
+    /// start or refuses the state, the old one keeps running.
+    SwapApp(SwapAppArgs),
+    /// Show the devices a running gateway serves, their plugins, the
+    /// router's routing policies and the applications.
     Status(StatusArgs),
+}
+
+/// Arguments of `trellis plugin swap-app`.
+#[derive(Debug, Args)]
+pub struct SwapAppArgs {
+    /// Which application: its `[[app]]` name.
+    pub app: String,
+    /// The new component.
+    pub file: PathBuf,
+    /// The gateway's admin socket [default: as `trellis run`].
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
 }
 
 /// Arguments of `trellis plugin swap-policy`.
@@ -114,6 +134,11 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
                 .map_err(|e| Failure { code: exit::USAGE, message: format!("{}: {e}", a.file.display()) })?;
             (a.socket, Request::SwapPolicy { policy: a.policy, file })
         }
+        PluginCommand::SwapApp(a) => {
+            let file = std::fs::canonicalize(&a.file)
+                .map_err(|e| Failure { code: exit::USAGE, message: format!("{}: {e}", a.file.display()) })?;
+            (a.socket, Request::SwapApp { app: a.app, file })
+        }
         PluginCommand::Status(a) => (a.socket, Request::Status),
         other => return run(PluginArgs { command: other }),
     };
@@ -129,7 +154,21 @@ pub async fn run_admin(command: PluginCommand) -> Result<(), Failure> {
             println!("routing policy {policy}: now {plugin} (load {load_ms:.1} ms)");
             Ok(())
         }
-        Response::Status { devices, policies } => {
+        Response::AppSwapped { app, plugin, load_ms } => {
+            println!("application {app}: now {plugin} (load {load_ms:.1} ms)");
+            Ok(())
+        }
+        Response::Status { devices, policies, apps } => {
+            for a in &apps {
+                println!("application {}: {} — {}", a.name, a.plugin, a.summary);
+                println!(
+                    "  {}; {} restarts, {} failures; {} events, {} missed, {} refused",
+                    a.state, a.restarts, a.failures, a.events, a.missed, a.refused
+                );
+                if let Some(f) = &a.last_failure {
+                    println!("  last failure: {f}");
+                }
+            }
             for (i, p) in policies.iter().enumerate() {
                 println!("routing policy {}: {} — {} (fails {})", i + 1, p.plugin, p.summary, p.on_failure);
                 println!(
@@ -214,9 +253,10 @@ pub fn run(a: PluginArgs) -> Result<(), Failure> {
         PluginCommand::Keygen(a) => keygen(a),
         PluginCommand::Sign(a) => sign(a),
         PluginCommand::Verify(a) => verify(a),
-        PluginCommand::Swap(_) | PluginCommand::SwapPolicy(_) | PluginCommand::Status(_) => {
-            Err(other("swap and status talk to a running gateway: use run_admin"))
-        }
+        PluginCommand::Swap(_)
+        | PluginCommand::SwapPolicy(_)
+        | PluginCommand::SwapApp(_)
+        | PluginCommand::Status(_) => Err(other("swap and status talk to a running gateway: use run_admin")),
     }
 }
 

@@ -377,6 +377,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         }
         None => None,
     };
+    let mut apps = Vec::new();
     if !config.apps.is_empty() {
         let services = std::sync::Arc::new(crate::app::services::GatewayServices::new(
             &app_servers,
@@ -384,7 +385,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         ));
         let state_dir = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis")).join("apps");
         let messages = mqtt.as_ref().map(|b| &b.messages);
-        crate::app::start(&config.apps, &engine, services, messages, &base, state_dir, &config.policy).await?;
+        apps = crate::app::start(&config.apps, &engine, services, messages, &base, state_dir, &config.policy).await?;
     }
     let _mqtt = mqtt;
     // Hot swap through the local admin socket; every component goes through
@@ -398,7 +399,9 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         Ok((component, pc))
     });
     let admin = std::sync::Arc::new(
-        crate::admin::Admin::new(engine.clone(), devices, vet).with_policies(swappable_policies, config.policy.clone()),
+        crate::admin::Admin::new(engine.clone(), devices, vet)
+            .with_policies(swappable_policies, config.policy.clone())
+            .with_apps(apps, config.policy.clone()),
     );
     for (device, file) in &watched {
         tasks.spawn(watch(admin.clone(), *device, file.clone()));
@@ -642,7 +645,9 @@ async fn watch(admin: std::sync::Arc<crate::admin::Admin>, device: u32, file: Pa
             crate::admin::Response::Failed { error } => {
                 eprintln!("trellis: device {device}: {} changed but was not loaded: {error}", file.display())
             }
-            crate::admin::Response::Status { .. } | crate::admin::Response::PolicySwapped { .. } => {}
+            crate::admin::Response::Status { .. }
+            | crate::admin::Response::PolicySwapped { .. }
+            | crate::admin::Response::AppSwapped { .. } => {}
         }
     }
 }

@@ -217,3 +217,81 @@ fn the_point_mapping_application_publishes_under_its_scheme_and_takes_writes() {
     wait_for(&lines, "a refusal", |l| l.starts_with("site/1001/Zone-Setpoint/set/result {\"ok\": false"));
     drop(gateway);
 }
+
+fn trellis_cli(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis")).args(args).output().unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn an_application_is_hot_swapped_with_its_state_and_status_shows_it() {
+    let scratch = Scratch::new("app", "swap");
+    let (mqtt, bip) = (crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let (_sub, lines) = watch(mqtt);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/alarm-threshold.toml"))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
+    let config = scratch.path("swap.toml");
+    std::fs::write(&config, format!("[policy]\nallow_unsigned = true\n\n{text}")).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let device = format!("127.0.0.1:{bip}");
+    let alarm = "building/alarms/cooling-setpoint ";
+    cli(&["write", &device, "analog-value,2", "present-value", "30", "--priority", "8"]);
+    wait_for(&lines, "the alarm", |l| l.starts_with(alarm) && l.contains("\"high\""));
+
+    // A new build of the application (here: the same one, as a file) replaces the running one.
+    let file = scratch.path("alarm-threshold.wasm");
+    std::fs::write(&file, trellis::plugin::builtin::ALARM_THRESHOLD).unwrap();
+    let socket = gateway.socket().to_str().unwrap().to_owned();
+    let (ok, said) =
+        trellis_cli(&["plugin", "swap-app", "alarm-threshold", file.to_str().unwrap(), "--socket", &socket]);
+    assert!(ok && said.contains("application alarm-threshold: now alarm-threshold"), "{said}");
+    let (ok, said) = trellis_cli(&["plugin", "swap-app", "nothing", file.to_str().unwrap(), "--socket", &socket]);
+    assert!(!ok && said.contains("no application nothing here (running: alarm-threshold)"), "{said}");
+
+    // The successor took over the alarm state: it raises nothing again, and reports the return to normal.
+    cli(&["write", &device, "analog-value,2", "present-value", "24", "--priority", "8"]);
+    wait_for(&lines, "normal after the swap", |l| l.starts_with(alarm) && l.contains("\"normal\""));
+    let raised = lines.lock().unwrap().iter().filter(|l| l.starts_with(alarm) && l.contains("\"high\"")).count();
+    assert_eq!(raised, 1, "{:?}", lines.lock().unwrap());
+    let (ok, status) = trellis_cli(&["plugin", "status", "--socket", &socket]);
+    assert!(ok && status.contains("application alarm-threshold: alarm-threshold"), "{status}");
+    assert!(status.contains("running; 0 restarts, 0 failures"), "{status}");
+    drop(gateway);
+}
+
+#[test]
+fn a_plugin_files_manifest_narrows_what_the_operator_granted() {
+    let scratch = Scratch::new("app", "manifest");
+    let bip = crate::peers::free_port();
+    // The file and a manifest beside it that asks to read one point, write none, publish nothing.
+    let file = scratch.path("misbehave_app.wasm");
+    std::fs::copy(trellis::plugin::builtin::MISBEHAVE_APP_PATH, &file).unwrap();
+    std::fs::write(
+        scratch.path("misbehave_app.manifest.toml"),
+        "name = \"misbehave-app\"\nversion = \"0.1.0\"\nmax_objects = 0\nmemory_mb = 16\n\n\
+         [app]\nread = [\"1001/analog-value,1\"]\n",
+    )
+    .unwrap();
+    let config = format!(
+        "[policy]\nallow_unsigned = true\n\n\
+         [[device]]\ninstance = 1001\nplugin = \"builtin:demo-building\"\npassword = \"x\"\nport = {bip}\n\n\
+         [[app]]\nplugin = \"{}\"\nread = [\"1001\"]\nwrite = [\"1001\"]\npublish = [\"#\"]\n\
+         settings = {{ point = \"1001/analog-value,1\", try_write = \"1001/analog-value,2\" }}\n",
+        file.display()
+    );
+    let path = scratch.path("manifest.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let log = wait_log(&gateway, "misbehave-app: started", 1);
+    assert!(
+        log.contains("writing 1001/analog-value,2: not permitted"),
+        "the operator grants it, the manifest does not ask:\n{log}"
+    );
+    drop(gateway);
+}

@@ -210,27 +210,40 @@ pub struct Grants {
     pub publish: Vec<TopicFilter>,
     /// Topic filters it may subscribe to (and narrower ones).
     pub subscribe: Vec<TopicFilter>,
+    /// What the plugin's own manifest asks for, if it says: nothing beyond
+    /// it is granted, whatever the lists above say.
+    pub ceiling: Option<Box<Grants>>,
 }
 
 impl Grants {
     /// `p` may be read or watched.
     pub fn may_read(&self, p: &PointAddress) -> bool {
-        self.read.iter().chain(&self.write).any(|g| g.matches(p))
+        self.read.iter().chain(&self.write).any(|g| g.matches(p)) && self.ceiling.as_ref().is_none_or(|c| c.may_read(p))
     }
 
     /// `p` may be written.
     pub fn may_write(&self, p: &PointAddress) -> bool {
-        self.write.iter().any(|g| g.matches(p))
+        self.write.iter().any(|g| g.matches(p)) && self.ceiling.as_ref().is_none_or(|c| c.may_write(p))
     }
 
     /// `topic` may be published on.
     pub fn may_publish(&self, topic: &str) -> bool {
-        !topic.contains(['+', '#']) && self.publish.iter().any(|g| g.matches(topic))
+        !topic.contains(['+', '#'])
+            && self.publish.iter().any(|g| g.matches(topic))
+            && self.ceiling.as_ref().is_none_or(|c| c.may_publish(topic))
     }
 
     /// `filter` may be subscribed to.
     pub fn may_subscribe(&self, filter: &str) -> bool {
-        filter.parse::<TopicFilter>().is_ok() && self.subscribe.iter().any(|g| g.covers(filter))
+        filter.parse::<TopicFilter>().is_ok()
+            && self.subscribe.iter().any(|g| g.covers(filter))
+            && self.ceiling.as_ref().is_none_or(|c| c.may_subscribe(filter))
+    }
+
+    /// Some point of `device` may be read.
+    pub fn may_name_device(&self, device: u32) -> bool {
+        self.read.iter().chain(&self.write).any(|g| g.may_name_device(device))
+            && self.ceiling.as_ref().is_none_or(|c| c.may_name_device(device))
     }
 }
 
@@ -270,5 +283,23 @@ mod tests {
         assert!(grants.may_subscribe("building/+/cmd") && grants.may_subscribe("building/a/cmd"));
         assert!(!grants.may_subscribe("building/#") && !grants.may_subscribe("building/a/+"));
         assert!("a/#/b".parse::<TopicFilter>().is_err() && "a/b+".parse::<TopicFilter>().is_err());
+    }
+
+    #[test]
+    fn a_manifest_ceiling_narrows_what_the_operator_granted() {
+        let p = |s: &str| s.parse::<PointPattern>().unwrap();
+        let f = |s: &str| s.parse::<TopicFilter>().unwrap();
+        let ceiling = Grants { read: vec![p("*/analog-input,*")], publish: vec![f("alarms/#")], ..Grants::default() };
+        let grants = Grants {
+            read: vec![p("1001")],
+            write: vec![p("1001/binary-output,1")],
+            publish: vec![f("#")],
+            ceiling: Some(Box::new(ceiling)),
+            ..Grants::default()
+        };
+        assert!(grants.may_read(&point("1001/analog-input,1")));
+        assert!(!grants.may_read(&point("1001/analog-value,1")), "the operator allows it, the manifest does not ask");
+        assert!(!grants.may_write(&point("1001/binary-output,1")), "the manifest asks for no write");
+        assert!(grants.may_publish("alarms/zone") && !grants.may_publish("points/zone"));
     }
 }

@@ -309,9 +309,7 @@ impl bindings::trellis::app::host::Host for AppState {
     }
 
     async fn objects(&mut self, device: u32) -> Result<Vec<wit::ObjectEntry>, wit::PointError> {
-        let any_granted =
-            self.shared.grants.read.iter().chain(&self.shared.grants.write).any(|g| g.may_name_device(device));
-        if !any_granted {
+        if !self.shared.grants.may_name_device(device) {
             self.refused += 1;
             return Err(wit::PointError::NotPermitted(format!("no point of device {device} is granted")));
         }
