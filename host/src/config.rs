@@ -99,6 +99,12 @@ pub struct Config {
     /// `[[app]]`: application-logic plugins next to the points.
     #[serde(rename = "app", default)]
     pub apps: Vec<crate::app::AppSection>,
+    /// `[[remote]]`: devices not served here that applications may reach.
+    #[serde(rename = "remote", default)]
+    pub remotes: Vec<crate::app::RemoteSection>,
+    /// `[client]`: the gateway's own BACnet client (for `[[remote]]`).
+    #[serde(default)]
+    pub client: crate::app::ClientSection,
 }
 
 /// `bbmd = { … }` on a B/IP `[[device]]` or `[[router.port]]`: the port is
@@ -708,6 +714,8 @@ impl Config {
             router: None,
             mqtt: None,
             apps: Vec::new(),
+            remotes: Vec::new(),
+            client: crate::app::ClientSection::default(),
         }
     }
 

@@ -19,11 +19,13 @@
 //! (`runner`), never on a device's request path. Its persisted state lives
 //! in the cache directory (`apps/<name>.state`).
 //!
-//! Not yet: points of remote (bound) devices, hot swap of applications
-//! through the admin socket, capabilities declared in a plugin file's
-//! manifest (the `[[app]]` grants are the operator's only word).
+//! Remote devices (`[[remote]]`, reached through the gateway's own client,
+//! `[client]`) are polled; COV subscriptions to them: not yet. A plugin
+//! file's manifest `[app]` caps the section's grants. `trellis plugin
+//! swap-app` swaps one through the admin socket ([`AppHandle`]).
 //!
-//! Must never: grant what the section does not name.
+//! Must never: grant what the section (and the plugin's manifest) does not
+//! name.
 
 mod runner;
 pub mod services;
@@ -41,6 +43,78 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use trellis_mqtt::link::Incoming;
+
+/// One `[[remote]]`: a device the gateway does not serve that the
+/// applications may reach (their grants permitting), at a fixed address.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteSection {
+    /// Its device instance.
+    pub device: u32,
+    /// Where it is: `IP[:PORT][@NET:MAC]` (through a router on the way).
+    pub address: String,
+}
+
+/// `[client]`: the gateway's own BACnet client, which reaches the
+/// `[[remote]]` devices.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSection {
+    /// The IPv4 address to bind (default 0.0.0.0).
+    #[serde(default = "default_client_bind")]
+    pub bind: String,
+    /// The UDP port (default 0: an ephemeral one).
+    #[serde(default)]
+    pub port: u16,
+    /// APDU timeout in ms (default 3000).
+    #[serde(default = "default_client_timeout")]
+    pub timeout_ms: u64,
+    /// Retries after the first attempt (default 3).
+    #[serde(default = "default_client_retries")]
+    pub retries: u8,
+}
+
+impl Default for ClientSection {
+    fn default() -> Self {
+        ClientSection {
+            bind: default_client_bind(),
+            port: 0,
+            timeout_ms: default_client_timeout(),
+            retries: default_client_retries(),
+        }
+    }
+}
+
+fn default_client_bind() -> String {
+    "0.0.0.0".into()
+}
+fn default_client_timeout() -> u64 {
+    3000
+}
+fn default_client_retries() -> u8 {
+    3
+}
+
+/// The remote devices and the client that reaches them, checked.
+pub fn remotes(sections: &[RemoteSection], client: &ClientSection) -> anyhow::Result<services::Remotes> {
+    let mut r = services::Remotes::default();
+    for s in sections {
+        let address: crate::client::DeviceAddress =
+            s.address.parse().with_context(|| format!("[[remote]] device {}", s.device))?;
+        anyhow::ensure!(
+            r.devices.insert(s.device, address).is_none(),
+            "[[remote]] device {} is listed twice",
+            s.device
+        );
+    }
+    let ip: std::net::Ipv4Addr =
+        client.bind.parse().with_context(|| format!("[client] bind `{}` is not an IPv4 address", client.bind))?;
+    anyhow::ensure!((1..=600_000).contains(&client.timeout_ms), "[client] timeout_ms must be 1..=600000");
+    r.client.bip.bind = std::net::SocketAddrV4::new(ip, client.port);
+    r.client.tsm.apdu_timeout = Duration::from_millis(client.timeout_ms);
+    r.client.tsm.retries = client.retries;
+    Ok(r)
+}
 
 /// One `[[app]]`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -379,9 +379,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     };
     let mut apps = Vec::new();
     if !config.apps.is_empty() {
+        let remotes = crate::app::remotes(&config.remotes, &config.client)?;
         let services = std::sync::Arc::new(crate::app::services::GatewayServices::new(
             &app_servers,
             mqtt.as_ref().map(|b| b.link.clone()),
+            remotes,
         ));
         let state_dir = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis")).join("apps");
         let messages = mqtt.as_ref().map(|b| &b.messages);

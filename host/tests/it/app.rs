@@ -295,3 +295,39 @@ fn a_plugin_files_manifest_narrows_what_the_operator_granted() {
     );
     drop(gateway);
 }
+
+#[test]
+fn applications_reach_a_remote_rusty_bacnet_device_bound_by_address() {
+    let _peers = crate::peers::shared_blocking();
+    let remote = crate::peers::Peer::start(crate::peers::Kind::RustyBacnet, 4001);
+    let remote_addr = remote.address.to_string();
+    let scratch = Scratch::new("app", "remote");
+    let (mqtt, bip) = (crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let (_sub, lines) = watch(mqtt);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/remote-points.toml"))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("address = \"127.0.0.1:47900\"", &format!("address = \"{remote_addr}\""))
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
+    let config = scratch.path("remote.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+
+    // The schedule's write reached the remote device…
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let said = cli(&["read", &remote_addr, "analog-value,1", "present-value"]);
+        if said.contains("23.5") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "AV1 of 4001 is not 23.5: {said}\n{}", gateway.log());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // …and the alarm application, polling the same remote point, saw it.
+    let alarm = wait_for(&lines, "the remote alarm", |l| l.starts_with("building/alarms/remote-setpoint "));
+    assert!(alarm.contains("\"state\": \"high\"") && alarm.contains("\"value\": 23.5"), "{alarm}");
+    drop(gateway);
+}
