@@ -67,7 +67,7 @@ run cov $STRESS cov --target all --step-secs $STEP_SECS
 run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
 run amplification $STRESS amplification --target all
-run mqtt $STRESS mqtt --messages 20000 --rounds $ROUNDS
+run mqtt $STRESS mqtt --messages 20000 --rounds $ROUNDS --callgrind
 # Unpinned: the gateway's threads may use every core the machine has.
 run router $STRESS router --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
 run devices $STRESS devices --devices 1,8 --clients-per-device 8 --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS --pin off

@@ -197,6 +197,26 @@ enum Scenario {
         /// Seconds of writing in the latency step.
         #[arg(long, default_value_t = 5)]
         latency_secs: u64,
+        /// Also count instructions per QoS 1 message (two runs of this
+        /// binary under valgrind's callgrind).
+        #[arg(long)]
+        callgrind: bool,
+    },
+    /// The trellis side of `mqtt` alone, for callgrind (run by `mqtt --callgrind`).
+    #[command(hide = true)]
+    MqttPublish {
+        /// The broker's port on 127.0.0.1.
+        #[arg(long)]
+        port: u16,
+        /// QoS 1 messages to publish.
+        #[arg(long)]
+        messages: u64,
+        /// Payload size in bytes.
+        #[arg(long, default_value_t = 512)]
+        payload: usize,
+        /// Where the spool lives.
+        #[arg(long)]
+        work_dir: std::path::PathBuf,
     },
     /// What one served ReadProperty costs in the steady state: heap
     /// allocations and bytes (counted by this binary's allocator), with the
@@ -424,7 +444,10 @@ fn main() -> anyhow::Result<()> {
             let o = steps(&common, &[1, 10], &[1, 16])?;
             with_env(&common, |env| scenario::sc::run(env, nodes, &o))
         }
-        Scenario::Mqtt { messages, rounds, payload, work_dir, trellis, rate, latency_secs } => {
+        Scenario::MqttPublish { port, messages, payload, work_dir } => {
+            scenario::mqtt::publish_only(port, messages, payload, &work_dir)
+        }
+        Scenario::Mqtt { messages, rounds, payload, work_dir, trellis, rate, latency_secs, callgrind } => {
             let work = work_dir
                 .unwrap_or_else(|| std::env::temp_dir().join(format!("trellis-mqtt-bench-{}", std::process::id())));
             let trellis = match trellis {
@@ -432,7 +455,8 @@ fn main() -> anyhow::Result<()> {
                 None => std::env::current_exe()?.with_file_name("trellis"),
             };
             let o = scenario::mqtt::MqttOptions { messages, rounds, payload, trellis, rate, latency_secs };
-            let r = scenario::mqtt::run(&o, &work);
+            let r = scenario::mqtt::run(&o, &work)
+                .and_then(|()| if callgrind { scenario::mqtt::callgrind(payload, &work) } else { Ok(()) });
             let _ = std::fs::remove_dir_all(&work);
             r
         }

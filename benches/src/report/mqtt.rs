@@ -43,6 +43,10 @@ pub fn mqtt_section(p: &mut Page, results: &Results) {
     md.push('\n');
     for (_, l) in results.scenario("mqtt") {
         let line = match l["step"].as_str() {
+            Some("instructions") => format!(
+                "- instructions per QoS 1 message on the trellis side (callgrind, spool and link and rumqttc): {}",
+                l["instructions_per_message"]
+            ),
             Some("cold") => {
                 format!("- cold start (spool opened → first message at the subscriber): {} ms", l["first_message_ms"])
             }

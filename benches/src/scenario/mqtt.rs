@@ -450,3 +450,73 @@ async fn run_async(n: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Res
     );
     Ok(())
 }
+
+/// Messages of the two callgrind runs: their difference is what is divided.
+const CALLGRIND_MESSAGES: (u64, u64) = (500, 2500);
+
+/// The trellis side alone, for callgrind: connect to the broker on `port`,
+/// publish `n` QoS 1 messages (one payload, 1,000 topics made before, so
+/// only the publishing grows with `n`), wait until the broker acknowledged
+/// every one, exit.
+pub fn publish_only(port: u16, n: u64, size: usize, work: &Path) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async {
+        let (link, _incoming) = Link::start(link_config(port), spool(&work.join("callgrind-spool"), n, size)?);
+        let until = Instant::now() + Duration::from_secs(300);
+        while !link.status().connected {
+            anyhow::ensure!(Instant::now() < until, "no connection to the broker");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let topics: Vec<String> = (0..POINTS).map(topic).collect();
+        let body = payload(0, size);
+        for i in 0..n {
+            link.publish(&topics[(i % POINTS) as usize], 1, &body)?;
+        }
+        while link.pending() > 0 {
+            anyhow::ensure!(Instant::now() < until, "the broker did not acknowledge everything");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(())
+    })
+}
+
+/// Instructions per QoS 1 message on the trellis side, from two runs of
+/// this binary under callgrind (`valgrind`, installed by `.ci/setup`).
+pub fn callgrind(size: usize, work: &Path) -> anyhow::Result<()> {
+    let port = free_port()?;
+    let _broker = broker(port, &work.join("mqtt-broker-callgrind"))?;
+    let me = std::env::current_exe()?;
+    let collected = |n: u64| -> anyhow::Result<f64> {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(&me)
+            .args(["mqtt-publish", "--port", &port.to_string(), "--messages", &n.to_string()])
+            .args(["--payload", &size.to_string(), "--work-dir"])
+            .arg(work)
+            .stdin(Stdio::null())
+            .output()
+            .context("run valgrind (.ci/setup installs it)")?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        anyhow::ensure!(out.status.success(), "callgrind run failed: {}", stderr.lines().last().unwrap_or(""));
+        stderr
+            .lines()
+            .find_map(|l| l.split_once("Collected :").and_then(|(_, n)| n.trim().parse::<f64>().ok()))
+            .context("no \"Collected :\" line in callgrind's summary")
+    };
+    let (a, b) = CALLGRIND_MESSAGES;
+    let (ia, ib) = (collected(a)?, collected(b)?);
+    anyhow::ensure!(ib > ia, "callgrind counted fewer instructions for more messages ({ia} then {ib})");
+    let per_message = (ib - ia) / (b - a) as f64;
+    println!(
+        "{}",
+        JsonLine::new()
+            .put("scenario", json!("mqtt"))
+            .put("step", json!("instructions"))
+            .put("qos", json!(1))
+            .put("payload_bytes", json!(size))
+            .put("instructions_per_message", json!(per_message.round()))
+            .put("runs", json!([a, b]))
+            .finish()
+    );
+    Ok(())
+}
