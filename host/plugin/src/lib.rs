@@ -52,6 +52,7 @@ pub mod bounded_read;
 mod cache;
 mod convert;
 mod engine;
+mod failure;
 mod host_imports;
 mod instance;
 mod limits;

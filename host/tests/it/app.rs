@@ -21,6 +21,27 @@ fn cli(args: &[&str]) -> String {
     said
 }
 
+/// `examples/NAME` moved to free ports (the broker at `mqtt`, device 1001's
+/// B/IP port at `bip`), `edit` applied, written into `scratch` and run:
+/// the gateway and its configuration file.
+fn run_example(
+    scratch: &Scratch,
+    name: &str,
+    mqtt: u16,
+    bip: u16,
+    edit: impl Fn(String) -> String,
+) -> (crate::gateway::Gateway, std::path::PathBuf) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
+    let config = scratch.path(name);
+    std::fs::write(&config, edit(text)).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    (gateway, config)
+}
+
 #[test]
 fn the_alarm_threshold_example_raises_and_clears_an_alarm_over_mqtt_and_bacnet() {
     let scratch = Scratch::new("app", "alarm-threshold");
@@ -28,14 +49,7 @@ fn the_alarm_threshold_example_raises_and_clears_an_alarm_over_mqtt_and_bacnet()
     let _broker = broker(mqtt, &scratch.0);
     let (_sub, lines) = watch(mqtt);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/alarm-threshold.toml"))
-        .unwrap()
-        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
-        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
-    let config = scratch.path("alarm-threshold.toml");
-    std::fs::write(&config, text).unwrap();
-    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
-        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (gateway, config) = run_example(&scratch, "alarm-threshold.toml", mqtt, bip, |t| t);
     assert!(gateway.log().contains("trellis: app alarm-threshold: alarm-threshold"), "{}", gateway.log());
 
     let device = format!("127.0.0.1:{bip}");
@@ -141,14 +155,8 @@ fn an_application_that_traps_loops_or_hoards_is_stopped_restarted_and_the_device
 fn the_schedule_example_writes_setpoints_at_priority_16_as_the_devices_clock_moves() {
     let scratch = Scratch::new("app", "schedule");
     let bip = crate::peers::free_port();
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/schedule.toml"))
-        .unwrap()
-        .replace("check_every_s = 60", "check_every_s = 1")
-        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
-    let config = scratch.path("schedule.toml");
-    std::fs::write(&config, text).unwrap();
-    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
-        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (gateway, _) =
+        run_example(&scratch, "schedule.toml", 0, bip, |t| t.replace("check_every_s = 60", "check_every_s = 1"));
     let device = format!("127.0.0.1:{bip}");
     let setpoint_becomes = |value: &str| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -186,14 +194,7 @@ fn the_point_mapping_application_publishes_under_its_scheme_and_takes_writes() {
     let _broker = broker(mqtt, &scratch.0);
     let (_sub, lines) = crate::mqtt::watch_on(mqtt, "site/#");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mqtt-mapping.toml"))
-        .unwrap()
-        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
-        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
-    let config = scratch.path("mqtt-mapping.toml");
-    std::fs::write(&config, text).unwrap();
-    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
-        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (gateway, _) = run_example(&scratch, "mqtt-mapping.toml", mqtt, bip, |t| t);
 
     // Every object under its Object_Name; the bridge's own scheme is off.
     let first = wait_for(&lines, "the zone setpoint", |l| l.starts_with("site/1001/Zone-Setpoint {"));
@@ -230,14 +231,8 @@ fn an_application_is_hot_swapped_with_its_state_and_status_shows_it() {
     let _broker = broker(mqtt, &scratch.0);
     let (_sub, lines) = watch(mqtt);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/alarm-threshold.toml"))
-        .unwrap()
-        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
-        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
-    let config = scratch.path("swap.toml");
-    std::fs::write(&config, format!("[policy]\nallow_unsigned = true\n\n{text}")).unwrap();
-    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
-        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (gateway, _) =
+        run_example(&scratch, "alarm-threshold.toml", mqtt, bip, |t| format!("[policy]\nallow_unsigned = true\n\n{t}"));
     let device = format!("127.0.0.1:{bip}");
     let alarm = "building/alarms/cooling-setpoint ";
     cli(&["write", &device, "analog-value,2", "present-value", "30", "--priority", "8"]);
@@ -306,15 +301,9 @@ fn applications_reach_a_remote_rusty_bacnet_device_bound_by_address() {
     let _broker = broker(mqtt, &scratch.0);
     let (_sub, lines) = watch(mqtt);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/remote-points.toml"))
-        .unwrap()
-        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
-        .replace("address = \"127.0.0.1:47900\"", &format!("address = \"{remote_addr}\""))
-        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"));
-    let config = scratch.path("remote.toml");
-    std::fs::write(&config, text).unwrap();
-    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
-        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (gateway, _) = run_example(&scratch, "remote-points.toml", mqtt, bip, |t| {
+        t.replace("address = \"127.0.0.1:47900\"", &format!("address = \"{remote_addr}\""))
+    });
 
     // The schedule's write reached the remote device…
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

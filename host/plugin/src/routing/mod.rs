@@ -45,8 +45,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 use trellis_model::HostClock;
+use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The interface a policy component exports.
@@ -263,20 +263,7 @@ impl PolicyPlugin {
         config: PolicyConfig,
     ) -> Result<PolicyPlugin, LoadError> {
         let fail = |reason: String| LoadError { plugin: config.name.clone(), reason };
-        let file;
-        let bytes = match source.into() {
-            PluginSource::Bytes(b) => b,
-            PluginSource::File(path) => {
-                file = super::read_component(path).map_err(fail)?;
-                &file[..]
-            }
-        };
-        engine.check_limits(&config.limits).map_err(fail)?;
-        let (component, cache) = match engine.cache() {
-            Some(c) => c.load(engine.engine(), bytes),
-            None => super::cache::compile_uncached(engine.engine(), bytes),
-        }
-        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
+        let (component, cache) = super::failure::compile(engine, source.into(), &config.limits).map_err(fail)?;
         let mut linker = Linker::new(engine.engine());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| fail(format!("{e:#}")))?;
         bindings::RoutingPolicy::add_to_linker::<PolicyState, HasSelf<PolicyState>>(&mut linker, |s| s)
@@ -673,22 +660,5 @@ impl Runner {
 
 /// What kind of failure `e` was, in one line.
 fn classify(spec: &Spec, e: &wasmtime::Error, hits: LimitHits) -> String {
-    let plugin = &*spec.name;
-    if hits.memory || hits.table {
-        return format!("plugin {plugin} exceeded its memory limit of {} bytes", spec.limits.memory_bytes);
-    }
-    if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-        return format!("plugin {plugin} exceeded its time limit of {} ms", spec.deadline.as_millis());
-    }
-    tracing::debug!(policy = plugin, "call failed: {e:?}");
-    let trap = match e.downcast_ref::<Trap>() {
-        Some(trap) => trap.to_string(),
-        None => e.root_cause().to_string(),
-    };
-    let detail = match spec.log.last_words() {
-        Some(said) => format!("{said} ({trap})"),
-        None => trap,
-    };
-    let detail = detail.replace(['\r', '\n'], " ");
-    format!("plugin {plugin} trapped: {}", super::log::truncate(&detail, 1024))
+    super::failure::describe(&spec.name, spec.limits.memory_bytes, spec.deadline, &spec.log, e, hits)
 }
