@@ -6,6 +6,7 @@
 //! connect (will NDEATH bdSeq) ─▶ NBIRTH ─▶ DBIRTH 1001 {analog-value,1/present-value (alias), …} ─▶ DBIRTH 1002 …
 //! COV (local subscriber) ─▶ DDATA 1001 {alias = value}
 //! NCMD Node Control/Rebirth ─▶ NBIRTH, DBIRTH … on the same connection
+//! a device's plugin fails (backing off, disabled) ─▶ DDEATH 1001; serving again ─▶ DBIRTH 1001
 //! DCMD 1001 {alias or name = value | null} ─▶ WriteProperty Present_Value at `[mqtt] priority` (null relinquishes)
 //! ```
 //!
@@ -97,6 +98,15 @@ struct Device {
     born: HashMap<ObjectIdentifier, (u64, DataType)>,
     by_alias: HashMap<u64, ObjectIdentifier>,
     by_name: HashMap<String, ObjectIdentifier>,
+    /// Its plugin serves (not backing off after a failure, not disabled).
+    alive: bool,
+}
+
+impl Device {
+    fn serving(&self) -> bool {
+        let h = self.server.model().health();
+        !(h.disabled || h.backing_off)
+    }
 }
 
 /// Run the edge node until the link's receivers close.
@@ -118,6 +128,7 @@ pub async fn run(
                 born: HashMap::new(),
                 by_alias: HashMap::new(),
                 by_name: HashMap::new(),
+                alive: true,
             };
             (instance, d)
         })
@@ -125,8 +136,27 @@ pub async fn run(
     let mut sessions = link.sessions();
     // The connection whose births are out.
     let mut born: Option<u64> = None;
+    let mut health = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tokio::select! {
+            _ = health.tick() => {
+                for device in devices.values_mut() {
+                    let alive = device.serving();
+                    if alive == device.alive {
+                        continue;
+                    }
+                    device.alive = alive;
+                    let Some(epoch) = born else { continue };
+                    if alive {
+                        tracing::info!(device = device.id, "Sparkplug: the device serves again; DBIRTH");
+                        device_birth(&node, &link, epoch, device).await;
+                    } else {
+                        tracing::warn!(device = device.id, "Sparkplug: the device's plugin is failing; DDEATH");
+                        let out = lock(&node).device_death(&device.id, now_ms());
+                        link.publish_live(epoch, out.topic, 0, out.payload);
+                    }
+                }
+            }
             changed = sessions.changed() => {
                 if changed.is_err() {
                     return;
@@ -182,25 +212,34 @@ async fn births(node: &SharedNode, link: &Link, epoch: u64, devices: &mut HashMa
     order.sort_unstable();
     for instance in order {
         let device = devices.get_mut(&instance).expect("listed above");
-        let objects = match points::read_objects(&device.server).await {
-            Ok(o) => o,
-            Err(e) => {
-                tracing::warn!(device = instance, "Sparkplug: no DBIRTH, the objects could not be read: {e}");
-                continue;
-            }
-        };
-        let metrics: Vec<Point> = objects.iter().map(|o| metric(instance, o)).collect();
-        device.born.clear();
-        device.by_alias.clear();
-        device.by_name.clear();
-        for (o, m) in objects.iter().zip(&metrics) {
-            device.born.insert(o.id, (m.alias, data_type(&m.value)));
-            device.by_alias.insert(m.alias, o.id);
-            device.by_name.insert(m.name.clone(), o.id);
+        device.alive = device.serving();
+        if device.alive {
+            device_birth(node, link, epoch, device).await;
         }
-        let out = lock(node).device_birth(&device.id, now_ms(), &metrics);
-        link.publish_live(epoch, out.topic, 0, out.payload);
     }
+}
+
+/// One device's DBIRTH with every object's value now.
+async fn device_birth(node: &SharedNode, link: &Link, epoch: u64, device: &mut Device) {
+    let instance = device.server.device_id().instance;
+    let objects = match points::read_objects(&device.server).await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(device = instance, "Sparkplug: no DBIRTH, the objects could not be read: {e}");
+            return;
+        }
+    };
+    let metrics: Vec<Point> = objects.iter().map(|o| metric(instance, o)).collect();
+    device.born.clear();
+    device.by_alias.clear();
+    device.by_name.clear();
+    for (o, m) in objects.iter().zip(&metrics) {
+        device.born.insert(o.id, (m.alias, data_type(&m.value)));
+        device.by_alias.insert(m.alias, o.id);
+        device.by_name.insert(m.name.clone(), o.id);
+    }
+    let out = lock(node).device_birth(&device.id, now_ms(), &metrics);
+    link.publish_live(epoch, out.topic, 0, out.payload);
 }
 
 /// The metric of one object.

@@ -309,3 +309,41 @@ fn the_sparkplug_example_is_an_edge_node_a_host_application_understands() {
     assert_eq!(metric(&next, "bdSeq")["value"], (bd_seq.as_u64().unwrap() + 1) % 256);
     drop(gateway);
 }
+
+#[test]
+fn a_device_whose_plugin_keeps_failing_gets_a_ddeath() {
+    let scratch = Scratch::new("mqtt", "ddeath");
+    let (mqtt, bip, failing) = (crate::peers::free_port(), crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let host = HostApp::start(mqtt);
+    // A misbehave device whose every tick traps: it restarts with back-off until it is disabled.
+    let data = scratch.0.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("misbehave.toml"), "on_tick = \"trap\"\n").unwrap();
+    std::fs::copy(trellis::plugin::builtin::MISBEHAVE_PATH, scratch.path("misbehave.wasm")).unwrap();
+    let config = format!(
+        "[policy]\nallow_unsigned = true\n\n\
+         [[device]]\ninstance = 1001\nplugin = \"builtin:demo-building\"\npassword = \"x\"\nport = {bip}\n\n\
+         [[device]]\nplugin = \"{}\"\ndata_dir = \"{}\"\nport = {failing}\n\n\
+         [mqtt]\nbroker = \"127.0.0.1:{mqtt}\"\nclient_id = \"gateway-1\"\nspool_dir = \"{}\"\n\
+         sparkplug = {{ group_id = \"campus\", edge_node_id = \"gateway-1\" }}\n",
+        scratch.path("misbehave.wasm").display(),
+        data.display(),
+        scratch.path("spool").display()
+    );
+    let path = scratch.path("ddeath.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let (first, _) = host.wait(0, "NBIRTH", is("NBIRTH", None));
+    host.wait(first, "DBIRTH of 1001", is("DBIRTH", Some("1001")));
+    let (_, death) = host.wait(first, "DDEATH of the failing device", is("DDEATH", Some("389666")));
+    assert!(death["metrics"].as_array().unwrap().is_empty(), "{death}");
+    let seen = host.seen.lock().unwrap().clone();
+    assert!(
+        !seen.iter().any(|m| is("DDEATH", Some("1001"))(m)),
+        "the healthy device lives on: {seen:?}\n{}",
+        gateway.log()
+    );
+    drop(gateway);
+}
