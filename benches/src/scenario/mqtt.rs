@@ -197,7 +197,17 @@ async fn trellis(
     let done = tokio::task::spawn_blocking(move || counted(&mut sub, limit)).await?;
     let secs = started.elapsed().as_secs_f64();
     let counts = Counts::now().since(before);
-    anyhow::ensure!(done, "trellis QoS {qos}: the subscriber did not get {n} messages within {limit:?}");
+    let st = link.status();
+    anyhow::ensure!(
+        done,
+        "trellis QoS {qos}: the subscriber did not get {n} messages within {limit:?} (the link: {} delivered to the \
+         broker, {} pending, connected {}, {} losses, last error {:?})",
+        st.delivered,
+        link.pending(),
+        st.connected,
+        st.losses,
+        st.last_error
+    );
     Ok((n as f64 / secs, counts))
 }
 
@@ -452,7 +462,7 @@ async fn run_async(n: u64, rounds: u32, size: usize, work: &Path) -> anyhow::Res
 }
 
 /// Messages of the two callgrind runs: their difference is what is divided.
-const CALLGRIND_MESSAGES: (u64, u64) = (500, 2500);
+const CALLGRIND_MESSAGES: (u64, u64) = (1000, 5000);
 
 /// The trellis side alone, for callgrind: connect to the broker on `port`,
 /// publish `n` QoS 1 messages (one payload, 1,000 topics made before, so

@@ -8,6 +8,10 @@
 //!                 └──────── ack(seq) ◀── PUBACK(pkid) ─────┘
 //! ```
 //!
+//! rumqttc's `poll` is never dropped half-way: its future owns the (boxed)
+//! event loop and lives until it answers, and the events it has ready are
+//! taken in one go before the select looks at the other branches again.
+//!
 //! Each connection is a fresh rumqttc event loop (so the spool is the one
 //! record of what is unacknowledged): after a loss the link waits its
 //! back-off (doubling to a maximum), connects again and replays the spool
@@ -28,7 +32,7 @@
 //! from the caller of [`Link::publish`].
 
 use crate::spool::Spool;
-use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Outgoing, Packet, QoS};
+use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, LastWill, MqttOptions, Outgoing, Packet, QoS};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -290,21 +294,28 @@ async fn run(
     let Shared { spool, wake, status, session, subscriptions } = shared;
     let mut backoff = config.reconnect;
     loop {
-        let (client, mut events) = AsyncClient::new(options(&config), 1024);
+        let (client, events) = AsyncClient::new(options(&config), 1024);
+        // rumqttc's poll is never dropped half-way (a flush cut short leaves
+        // bytes in its buffer until the next write): the future owns the
+        // event loop and lives until it answers.
+        let mut next = Box::pin(next_event(Box::new(events)));
         lock(&spool).rewind();
         let mut sent: VecDeque<Sent> = VecDeque::new();
-        let mut in_flight: HashMap<u16, u64> = HashMap::new();
+        let mut in_flight: HashMap<u16, u64, PacketIds> = HashMap::default();
         let mut connected = false;
         let mut epoch = 0;
         let mut pacer = config.pace.map(Pacer::new);
-        let error = loop {
+        let error = 'connection: loop {
             let mut paced = false;
             if connected {
                 paced = feed(&client, &spool, &mut sent, in_flight.len(), config.max_in_flight, pacer.as_mut());
             }
             let next_token = pacer.as_ref().map_or(Duration::MAX, Pacer::next_token);
-            let event = tokio::select! {
-                e = events.poll() => e,
+            let mut event = tokio::select! {
+                (events, e) = &mut next => {
+                    next.set(next_event(events));
+                    e
+                }
                 _ = wake.notified() => continue,
                 _ = tokio::time::sleep(next_token), if paced => continue,
                 l = live.recv() => {
@@ -325,47 +336,58 @@ async fn run(
                 }
                 _ = stopped.changed() => return,
             };
-            match event {
-                Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    connected = true;
-                    backoff = config.reconnect;
-                    {
-                        let mut s = lock(&status);
-                        s.connected = true;
-                        s.connects += 1;
-                        epoch = s.connects;
+            // The events rumqttc has ready are taken here, without going
+            // back through the select and its other branches each time.
+            for _ in 0..DRAIN_AT_MOST {
+                match event {
+                    Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        connected = true;
+                        backoff = config.reconnect;
+                        {
+                            let mut s = lock(&status);
+                            s.connected = true;
+                            s.connects += 1;
+                            epoch = s.connects;
+                        }
+                        tracing::info!(broker = %format!("{}:{}", config.host, config.port), "MQTT: connected");
+                        if let Some(topic) = &config.availability_topic
+                            && client.try_publish(topic, QoS::AtLeastOnce, true, "online").is_ok()
+                        {
+                            sent.push_back(None);
+                        }
+                        for topic in lock(&subscriptions).iter() {
+                            let _ = client.try_subscribe(topic, QoS::AtLeastOnce);
+                        }
+                        session.send_replace(Session { epoch, connected: true });
                     }
-                    tracing::info!(broker = %format!("{}:{}", config.host, config.port), "MQTT: connected");
-                    if let Some(topic) = &config.availability_topic
-                        && client.try_publish(topic, QoS::AtLeastOnce, true, "online").is_ok()
-                    {
-                        sent.push_back(None);
+                    Ok(Event::Outgoing(Outgoing::Publish(pkid))) => match sent.pop_front() {
+                        Some(Some((seq, 0))) => delivered(&spool, &status, seq),
+                        Some(Some((seq, _))) => {
+                            in_flight.insert(pkid, seq);
+                        }
+                        _ => {}
+                    },
+                    Ok(Event::Incoming(Packet::PubAck(ack))) => {
+                        if let Some(seq) = in_flight.remove(&ack.pkid) {
+                            delivered(&spool, &status, seq);
+                        }
                     }
-                    for topic in lock(&subscriptions).iter() {
-                        let _ = client.try_subscribe(topic, QoS::AtLeastOnce);
+                    Ok(Event::Incoming(Packet::Publish(p))) => {
+                        let m = Incoming { topic: p.topic.clone(), payload: p.payload.to_vec() };
+                        if incoming.try_send(m).is_err() {
+                            lock(&status).incoming_dropped += 1;
+                        }
                     }
-                    session.send_replace(Session { epoch, connected: true });
+                    Ok(_) => {}
+                    Err(e) => break 'connection e.to_string(),
                 }
-                Ok(Event::Outgoing(Outgoing::Publish(pkid))) => match sent.pop_front() {
-                    Some(Some((seq, 0))) => delivered(&spool, &status, seq),
-                    Some(Some((seq, _))) => {
-                        in_flight.insert(pkid, seq);
+                match poll_now(next.as_mut()) {
+                    Some((events, e)) => {
+                        next.set(next_event(events));
+                        event = e;
                     }
-                    _ => {}
-                },
-                Ok(Event::Incoming(Packet::PubAck(ack))) => {
-                    if let Some(seq) = in_flight.remove(&ack.pkid) {
-                        delivered(&spool, &status, seq);
-                    }
+                    None => break,
                 }
-                Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let m = Incoming { topic: p.topic.clone(), payload: p.payload.to_vec() };
-                    if incoming.try_send(m).is_err() {
-                        lock(&status).incoming_dropped += 1;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => break e.to_string(),
             }
         };
         {
@@ -383,6 +405,56 @@ async fn run(
             _ = stopped.changed() => return,
         }
         backoff = (backoff * 2).min(config.max_reconnect);
+    }
+}
+
+/// Packet identifiers hash as themselves: they are small, distinct numbers
+/// chosen by rumqttc, not by a peer, so no flooding concern applies.
+#[derive(Default, Clone, Copy)]
+struct PacketIds;
+
+impl std::hash::BuildHasher for PacketIds {
+    type Hasher = PacketIdHasher;
+    fn build_hasher(&self) -> PacketIdHasher {
+        PacketIdHasher(0)
+    }
+}
+
+/// The identity hash of a packet identifier.
+#[derive(Default)]
+struct PacketIdHasher(u64);
+
+impl std::hash::Hasher for PacketIdHasher {
+    fn finish(&self) -> u64 {
+        // Spread over the high bits too: hashbrown takes its control bits from the top.
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.0 = u64::from(n);
+    }
+}
+
+/// rumqttc's next event, the event loop handed back with it (boxed: it
+/// moves in and out of this future at every event).
+async fn next_event(mut events: Box<EventLoop>) -> (Box<EventLoop>, Result<Event, ConnectionError>) {
+    let e = events.poll().await;
+    (events, e)
+}
+
+/// Events taken from rumqttc in one go before the select looks again.
+const DRAIN_AT_MOST: usize = 256;
+
+/// `f` polled once: its output if it is ready now.
+fn poll_now<F: std::future::Future>(f: F) -> Option<F::Output> {
+    use std::task::{Context, Poll, Waker};
+    match std::pin::pin!(f).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
     }
 }
 
@@ -454,10 +526,7 @@ fn feed(
 /// copied): its `publish_bytes` polled once — ready at once when its
 /// request queue has room; `false` (nothing sent) when it is full.
 fn try_publish_shared(client: &AsyncClient, topic: String, qos: QoS, retain: bool, payload: bytes::Bytes) -> bool {
-    use std::future::Future;
-    use std::task::{Context, Poll, Waker};
-    let send = std::pin::pin!(client.publish_bytes(topic, qos, retain, payload));
-    matches!(send.poll(&mut Context::from_waker(Waker::noop())), Poll::Ready(Ok(())))
+    matches!(poll_now(client.publish_bytes(topic, qos, retain, payload)), Some(Ok(())))
 }
 
 fn delivered(spool: &Mutex<Spool>, status: &Mutex<LinkStatus>, seq: u64) {
