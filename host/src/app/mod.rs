@@ -213,13 +213,7 @@ impl AppSection {
                 text.parse().map_err(|e: String| anyhow::anyhow!("points.{point_name}: {e}"))?;
             config.points.insert(point_name.clone(), address);
         }
-        let patterns = |list: &[String], key: &str| -> anyhow::Result<Vec<_>> {
-            list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("{key}: {e}"))).collect()
-        };
-        let filters = |list: &[String], key: &str| -> anyhow::Result<Vec<_>> {
-            list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("{key}: {e}"))).collect()
-        };
-        let mut read = patterns(&self.read, "read")?;
+        let mut read = parsed(&self.read, "read")?;
         // A named point is readable: the operator named it for the application.
         for address in config.points.values() {
             read.push(
@@ -230,9 +224,9 @@ impl AppSection {
         }
         config.grants = Grants {
             read,
-            write: patterns(&self.write, "write")?,
-            publish: filters(&self.publish, "publish")?,
-            subscribe: filters(&self.subscribe, "subscribe")?,
+            write: parsed(&self.write, "write")?,
+            publish: parsed(&self.publish, "publish")?,
+            subscribe: parsed(&self.subscribe, "subscribe")?,
             ceiling: None,
         };
         config.limits.memory_bytes = usize::try_from(self.memory_mb << 20).context("memory_mb")?;
@@ -333,19 +327,18 @@ pub async fn start(
     Ok(handles)
 }
 
+/// Each entry of `list` parsed (point patterns, topic filters); an error names `key`.
+fn parsed<T: std::str::FromStr<Err = String>>(list: &[String], key: &str) -> anyhow::Result<Vec<T>> {
+    list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!("{key}: {e}"))).collect()
+}
+
 /// A manifest's `[app]` asks as grants.
 fn asks_to_grants(asks: &policy::AppAsks) -> anyhow::Result<Grants> {
-    let patterns = |list: &[String]| -> anyhow::Result<Vec<_>> {
-        list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!(e))).collect()
-    };
-    let filters = |list: &[String]| -> anyhow::Result<Vec<_>> {
-        list.iter().map(|p| p.parse().map_err(|e: String| anyhow::anyhow!(e))).collect()
-    };
     Ok(Grants {
-        read: patterns(&asks.read)?,
-        write: patterns(&asks.write)?,
-        publish: filters(&asks.publish)?,
-        subscribe: filters(&asks.subscribe)?,
+        read: parsed(&asks.read, "read")?,
+        write: parsed(&asks.write, "write")?,
+        publish: parsed(&asks.publish, "publish")?,
+        subscribe: parsed(&asks.subscribe, "subscribe")?,
         ceiling: None,
     })
 }

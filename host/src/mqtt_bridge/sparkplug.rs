@@ -234,7 +234,7 @@ async fn device_birth(node: &SharedNode, link: &Link, epoch: u64, device: &mut D
     device.by_alias.clear();
     device.by_name.clear();
     for (o, m) in objects.iter().zip(&metrics) {
-        device.born.insert(o.id, (m.alias, data_type(&m.value)));
+        device.born.insert(o.id, (m.alias, m.value.data_type()));
         device.by_alias.insert(m.alias, o.id);
         device.by_name.insert(m.name.clone(), o.id);
     }
@@ -255,20 +255,6 @@ fn metric(device: u32, o: &ObjectPoint) -> Point {
         alias: (u64::from(device) << 32) | u64::from(o.id.to_u32()),
         value,
         properties,
-    }
-}
-
-fn data_type(v: &PointValue) -> DataType {
-    match v {
-        PointValue::Float(_) => DataType::Float,
-        PointValue::Double(_) => DataType::Double,
-        PointValue::Boolean(_) => DataType::Boolean,
-        PointValue::UInt32(_) => DataType::UInt32,
-        PointValue::UInt64(_) => DataType::UInt64,
-        PointValue::Int32(_) => DataType::Int32,
-        PointValue::Int64(_) => DataType::Int64,
-        PointValue::String(_) => DataType::String,
-        PointValue::Null(t) => *t,
     }
 }
 

@@ -315,7 +315,7 @@ fn a_device_whose_plugin_keeps_failing_gets_a_ddeath() {
     let scratch = Scratch::new("mqtt", "ddeath");
     let (mqtt, bip, failing) = (crate::peers::free_port(), crate::peers::free_port(), crate::peers::free_port());
     let _broker = broker(mqtt, &scratch.0);
-    let host = HostApp::start(mqtt);
+    let mut host = HostApp::start(mqtt);
     // A misbehave device whose every tick traps: it restarts with back-off until it is disabled.
     let data = scratch.0.join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -337,9 +337,37 @@ fn a_device_whose_plugin_keeps_failing_gets_a_ddeath() {
         .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
     let (first, _) = host.wait(0, "NBIRTH", is("NBIRTH", None));
     host.wait(first, "DBIRTH of 1001", is("DBIRTH", Some("1001")));
-    let (_, death) = host.wait(first, "DDEATH of the failing device", is("DDEATH", Some("389666")));
-    assert!(death["metrics"].as_array().unwrap().is_empty(), "{death}");
+    // The failing device is disabled after its consecutive failures.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !gateway.log().contains("consecutive failures") {
+        assert!(std::time::Instant::now() < deadline, "the misbehave plugin was not disabled:\n{}", gateway.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Born before it failed, it died with a DDEATH (empty); failing before the births, it was never born.
+    let about = |seen: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        seen.iter().filter(|m| m["device"] == "389666").cloned().collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let of_it = about(&host.seen.lock().unwrap());
+        match of_it.last() {
+            None => break,
+            Some(m) if m["type"] == "DDEATH" => {
+                assert!(m["metrics"].as_array().unwrap().is_empty(), "{m}");
+                break;
+            }
+            Some(m) => assert!(std::time::Instant::now() < deadline, "born, never died: {m}\n{}", gateway.log()),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A rebirth now births the healthy device only.
+    let before = host.seen.lock().unwrap().len();
+    host.send(serde_json::json!({"cmd": "rebirth"}));
+    let (again, _) = host.wait(before, "NBIRTH after the rebirth", is("NBIRTH", None));
+    host.wait(again, "DBIRTH of 1001 again", is("DBIRTH", Some("1001")));
+    std::thread::sleep(Duration::from_millis(500));
     let seen = host.seen.lock().unwrap().clone();
+    assert!(!seen[again..].iter().any(|m| is("DBIRTH", Some("389666"))(m)), "a disabled device is not born: {seen:?}");
     assert!(
         !seen.iter().any(|m| is("DDEATH", Some("1001"))(m)),
         "the healthy device lives on: {seen:?}\n{}",

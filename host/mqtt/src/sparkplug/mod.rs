@@ -60,7 +60,8 @@ pub enum PointValue {
 }
 
 impl PointValue {
-    fn data_type(&self) -> DataType {
+    /// The metric's Sparkplug data type.
+    pub fn data_type(&self) -> DataType {
         match self {
             PointValue::Float(_) => DataType::Float,
             PointValue::Double(_) => DataType::Double,

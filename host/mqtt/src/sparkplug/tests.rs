@@ -94,3 +94,17 @@ fn commands_are_read_only_from_this_nodes_topics() {
     let unnamed = Payload { metrics: vec![Metric::default()], ..Payload::default() };
     assert_eq!(node.command("spBv1.0/plant/DCMD/gw1/1001", &unnamed.encode_to_vec()), Err(CommandError::Unnamed));
 }
+
+proptest::proptest! {
+    /// Whatever arrives on a command topic is a command or a refusal, never a panic.
+    #[test]
+    fn any_payload_on_a_command_topic_is_read_or_refused(payload in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+        let node = EdgeNode::new("plant", "gw1", Some(0));
+        for topic in ["spBv1.0/plant/NCMD/gw1", "spBv1.0/plant/DCMD/gw1/1001"] {
+            match node.command(topic, &payload) {
+                Ok(_) | Err(CommandError::Payload(_)) | Err(CommandError::Unnamed) => {}
+                Err(CommandError::NotOurs) => panic!("{topic} is ours"),
+            }
+        }
+    }
+}

@@ -157,4 +157,18 @@ mod tests {
         assert!(file.with_extension("damaged").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    proptest::proptest! {
+        /// A state file of any bytes is read or refused, never a panic.
+        #[test]
+        fn any_file_is_read_or_refused(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let _ = decode(&bytes);
+            let mut valid = MAGIC.to_vec();
+            valid.extend_from_slice(&bytes);
+            let crc = crc32(&valid);
+            valid.extend_from_slice(&crc.to_be_bytes());
+            // A good check over a bad body: the entries still do not panic.
+            let _ = decode(&valid);
+        }
+    }
 }
