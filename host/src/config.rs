@@ -96,6 +96,8 @@ pub struct Config {
     pub router: Option<RouterSection>,
     /// `[mqtt]`: the served devices' points to an MQTT broker, writes in.
     pub mqtt: Option<crate::mqtt_bridge::MqttSection>,
+    /// `[opcua]`: the served devices' points as an OPC UA server.
+    pub opcua: Option<crate::opcua_bridge::OpcUaSection>,
     /// `[[app]]`: application-logic plugins next to the points.
     #[serde(rename = "app", default)]
     pub apps: Vec<crate::app::AppSection>,
@@ -713,6 +715,7 @@ impl Config {
             policy: PolicySection::default(),
             router: None,
             mqtt: None,
+            opcua: None,
             apps: Vec::new(),
             remotes: Vec::new(),
             client: crate::app::ClientSection::default(),
@@ -736,6 +739,9 @@ impl Config {
         anyhow::ensure!(!self.devices.is_empty() || self.router.is_some(), "no [[device]] to serve (and no [router])");
         if let Some(m) = &self.mqtt {
             m.validate()?;
+        }
+        if let Some(o) = &self.opcua {
+            o.settings(Path::new("."), Path::new(".")).map_err(|e| anyhow::anyhow!("[opcua] {e}"))?;
         }
         self.policy.validate().map_err(anyhow::Error::msg)?;
         let mut ports = std::collections::HashSet::new();

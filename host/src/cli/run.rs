@@ -377,6 +377,15 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         }
         None => None,
     };
+    let _opcua = match &config.opcua {
+        Some(section) => {
+            let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
+            let running = crate::opcua_bridge::start(section, app_servers.clone(), &base, &cache).await.context("[opcua]")?;
+            eprintln!("trellis: OPC UA at {} ({} points)", running.url, running.updater.points());
+            Some(running)
+        }
+        None => None,
+    };
     let mut apps = Vec::new();
     if !config.apps.is_empty() {
         let remotes = crate::app::remotes(&config.remotes, &config.client)?;

@@ -114,9 +114,9 @@ pub(super) async fn command(
     let Some(value) = json_value(object.object_type, &write.value) else {
         return fail(format!("{} is not a value for {}", write.value, object_name(object)));
     };
-    match super::points::write(server, object, property, value, priority).await {
+    match crate::local_points::write(server, object, property, value, priority).await {
         Ok(()) => Some((result_topic, json!({"ok": true}))),
-        Err(why) => fail(why),
+        Err(why) => fail(why.to_string()),
     }
 }
 

@@ -27,7 +27,6 @@
 //! what a topic outside `{prefix}/` (or the node's DCMD) asked.
 
 mod json;
-mod points;
 pub mod sparkplug;
 
 use crate::plugin::PluginModel;
@@ -226,7 +225,7 @@ pub fn start(
     let (changes_in, changes) = mpsc::channel(4096);
     if section.publish_points || section.sparkplug.is_some() {
         for server in &servers {
-            tokio::spawn(points::follow(server.clone(), section.lifetime_s, changes_in.clone()));
+            tokio::spawn(crate::local_points::follow(server.clone(), section.lifetime_s, changes_in.clone()));
         }
     }
     if let Some(sp) = &section.sparkplug {

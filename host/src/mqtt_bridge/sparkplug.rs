@@ -25,7 +25,7 @@
 //! Must never: publish DDATA on a connection before its births, or write
 //! what a DCMD names that no birth announced.
 
-use super::points::{self, ObjectPoint};
+use crate::local_points::{self as points, ObjectPoint};
 use crate::plugin::PluginModel;
 use crate::server::Server;
 use bacnet::enums::{EngineeringUnits, PropertyIdentifier as P};

@@ -1,6 +1,7 @@
-//! The served devices' points as the bridge sees them, always through the
-//! server itself as a requester inside the gateway (nothing goes on the
-//! network, and the server's bounds and checks apply as to any client):
+//! The served devices' points as the northbound bridges (MQTT, OPC UA) see
+//! them, always through the server itself as a requester inside the gateway
+//! (nothing goes on the network, and the server's bounds and checks apply
+//! as to any client):
 //! - [`follow`]: changes — SubscribeCOV (unconfirmed) on every object that
 //!   takes it, renewed at three quarters of the lifetime, the notifications
 //!   handed to a channel;
@@ -68,15 +69,33 @@ fn requester() -> crate::client::DeviceAddress {
     crate::client::DeviceAddress::from(crate::client::LinkAddress::Local(u32::MAX))
 }
 
+/// Why a write inside the gateway was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteRefused {
+    /// The device's BACnet Error.
+    Error(bacnet::services::BacnetError),
+    /// A Reject or an Abort, or an answer that could not be read.
+    Other(String),
+}
+
+impl std::fmt::Display for WriteRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteRefused::Error(e) => write!(f, "{}/{}", e.class, e.code),
+            WriteRefused::Other(why) => f.write_str(why),
+        }
+    }
+}
+
 /// WriteProperty `object`'s `property` := `value` at `priority`; a refusal
-/// as `class/code` (or the reject or abort).
+/// as the device's error (`class/code` when shown), reject or abort.
 pub async fn write(
     server: &Server<PluginModel>,
     object: ObjectIdentifier,
     property: P,
     value: Value,
     priority: u8,
-) -> Result<(), String> {
+) -> Result<(), WriteRefused> {
     let request = WritePropertyRequest {
         object,
         property,
@@ -88,9 +107,9 @@ pub async fn write(
     match server.execute(&requester(), S::WRITE_PROPERTY, &request.to_vec(), room).await {
         bacnet::tsm::Response::SimpleAck => Ok(()),
         bacnet::tsm::Response::Error(body) => Err(bacnet::services::BacnetError::decode(&body)
-            .map(|e| format!("{}/{}", e.class, e.code))
-            .unwrap_or_else(|_| "error".into())),
-        other => Err(format!("{other:?}")),
+            .map(WriteRefused::Error)
+            .unwrap_or_else(|_| WriteRefused::Other("an Error that could not be decoded".into()))),
+        other => Err(WriteRefused::Other(format!("{other:?}"))),
     }
 }
 

@@ -1,0 +1,300 @@
+//! Start the OPC UA server over a [`PointSource`]: endpoints for the chosen
+//! security policies, the authenticator, the certificate store, the node
+//! manager; and the [`Updater`] the gateway pushes changes through.
+//!
+//! Must never: start with an endpoint that has no way in (no anonymous
+//! access and no user), or bind anything but what the settings name.
+
+use crate::auth::{Access, GatewayAuth, User};
+use crate::certs::CertificateRequest;
+use crate::manager::{GatewayNodes, NAMESPACE_URI};
+use crate::node_ids::NodeIdTable;
+use crate::source::{DeviceView, PointRef, PointSource};
+use crate::space::{Registry, data_value};
+use bacnet::enums::PropertyIdentifier;
+use bacnet::{AnyValue, ObjectIdentifier};
+use opcua::crypto::SecurityPolicy;
+use opcua::server::diagnostics::NamespaceMetadata;
+use opcua::server::node_manager::memory::{InMemoryNodeManager, InMemoryNodeManagerBuilder};
+use opcua::server::{ServerBuilder, ServerEndpoint, ServerHandle, SubscriptionCache};
+use opcua::types::{MessageSecurityMode, NodeId};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An endpoint's security.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Security {
+    /// SecurityPolicy None.
+    None,
+    /// Basic256Sha256, Sign.
+    Basic256Sha256Sign,
+    /// Basic256Sha256, SignAndEncrypt.
+    Basic256Sha256SignAndEncrypt,
+}
+
+impl Security {
+    /// Its name in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Security::None => "none",
+            Security::Basic256Sha256Sign => "basic256sha256-sign",
+            Security::Basic256Sha256SignAndEncrypt => "basic256sha256-sign-encrypt",
+        }
+    }
+
+    /// By its name in the configuration.
+    pub fn from_name(name: &str) -> Option<Security> {
+        [Security::None, Security::Basic256Sha256Sign, Security::Basic256Sha256SignAndEncrypt]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+
+    fn endpoint(self, users: bool) -> ServerEndpoint {
+        let ids = [opcua::server::ANONYMOUS_USER_TOKEN_ID.to_owned()];
+        let (policy, mode) = match self {
+            Security::None => (SecurityPolicy::None, MessageSecurityMode::None),
+            Security::Basic256Sha256Sign => (SecurityPolicy::Basic256Sha256, MessageSecurityMode::Sign),
+            Security::Basic256Sha256SignAndEncrypt => {
+                (SecurityPolicy::Basic256Sha256, MessageSecurityMode::SignAndEncrypt)
+            }
+        };
+        let mut e = ServerEndpoint::new("/", policy, mode, &ids);
+        if users && self == Security::None {
+            // Passwords never cross in clear: encrypted with the server's certificate.
+            e.password_security_policy = Some(SecurityPolicy::Basic256Sha256.to_str().to_owned());
+        }
+        e
+    }
+}
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The address to listen on.
+    pub bind: SocketAddr,
+    /// The host name in endpoint URLs (clients connect to what they are told).
+    pub host_name: String,
+    /// The application name.
+    pub application_name: String,
+    /// The application URI (also in the certificate).
+    pub application_uri: String,
+    /// Endpoints offered.
+    pub security: Vec<Security>,
+    /// What anonymous sessions may do.
+    pub anonymous: Access,
+    /// User-name identities.
+    pub users: Vec<User>,
+    /// The certificate store.
+    pub pki_dir: PathBuf,
+    /// Trust every client certificate (tests and commissioning only).
+    pub trust_client_certs: bool,
+    /// Where NodeIds are persisted (`None`: they may change at restart).
+    pub node_ids: Option<PathBuf>,
+    /// The BACnet priority OPC UA writes go at.
+    pub write_priority: u8,
+    /// Sessions at once.
+    pub max_sessions: usize,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The settings cannot work.
+    #[error("{0}")]
+    Settings(String),
+    /// The NodeId table could not be read.
+    #[error("node ids: {0}")]
+    NodeIds(#[from] crate::node_ids::NodeIdError),
+    /// The certificate could not be made.
+    #[error("certificate: {0}")]
+    Certificate(String),
+    /// The port could not be bound.
+    #[error("cannot listen on {0}: {1}")]
+    Bind(SocketAddr, std::io::Error),
+    /// async-opcua refused the configuration.
+    #[error("OPC UA server: {0}")]
+    Server(String),
+}
+
+/// The server, running.
+pub struct Running<S: PointSource> {
+    /// Where it listens.
+    pub local_addr: SocketAddr,
+    /// Its endpoint URL.
+    pub url: String,
+    /// Pushes changes into it.
+    pub updater: Updater<S>,
+    /// async-opcua's handle (sessions, subscriptions, shutdown).
+    pub handle: ServerHandle,
+    /// The server task (ends when the handle is cancelled).
+    pub task: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+/// Pushes the gateway's changes into the address space and its subscribers.
+pub struct Updater<S: PointSource> {
+    manager: Arc<InMemoryNodeManager<GatewayNodes<S>>>,
+    subscriptions: Arc<SubscriptionCache>,
+    registry: Arc<std::sync::RwLock<Registry>>,
+}
+
+impl<S: PointSource> Clone for Updater<S> {
+    fn clone(&self) -> Self {
+        Updater { manager: self.manager.clone(), subscriptions: self.subscriptions.clone(), registry: self.registry.clone() }
+    }
+}
+
+impl<S: PointSource> Updater<S> {
+    /// `object` of `device` reported these values (a COV notification):
+    /// the variables that stand for them change, their subscribers hear it.
+    /// Returns how many variables changed.
+    pub fn changed(
+        &self,
+        device: u32,
+        object: ObjectIdentifier,
+        values: impl IntoIterator<Item = (PropertyIdentifier, AnyValue)>,
+    ) -> usize {
+        let updates: Vec<(NodeId, opcua::types::DataValue)> = {
+            let registry = self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            values
+                .into_iter()
+                .filter_map(|(property, value)| {
+                    let (id, kind) = registry.node_of(&PointRef { device, object, property })?;
+                    Some((id.clone(), data_value(kind, &value)))
+                })
+                .collect()
+        };
+        if updates.is_empty() {
+            return 0;
+        }
+        let n = updates.len();
+        let items = updates.iter().map(|(id, dv)| (id, None, dv.clone()));
+        if let Err(e) = self.manager.set_values(&self.subscriptions, items) {
+            tracing::debug!("OPC UA: a change could not be applied: {e}");
+        }
+        n
+    }
+
+    /// Show exactly `devices` (after a hot swap or a new object list):
+    /// NodeIds of objects that stay do not change.
+    pub fn sync(&self, devices: &[DeviceView]) -> Result<(), crate::node_ids::NodeIdError> {
+        let mut space = self.manager.address_space().write();
+        let mut registry = self.registry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        registry.sync(&mut space, devices)
+    }
+
+    /// Variables standing for points now.
+    pub fn points(&self) -> usize {
+        self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner).point_count()
+    }
+
+    /// The NodeId of a point's variable, if it is shown.
+    pub fn node_of(&self, point: PointRef) -> Option<NodeId> {
+        let registry = self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        registry.node_of(&point).map(|(id, _)| id.clone())
+    }
+}
+
+/// Start the server over `source` (on the current tokio runtime).
+pub async fn start<S: PointSource>(settings: Settings, source: Arc<S>) -> Result<Running<S>, StartError> {
+    if settings.security.is_empty() {
+        return Err(StartError::Settings("no endpoint: `security` lists none".into()));
+    }
+    if settings.anonymous == Access::None && settings.users.is_empty() {
+        return Err(StartError::Settings("nobody can connect: anonymous access is off and no user is set".into()));
+    }
+    if !(1..=16).contains(&settings.write_priority) {
+        return Err(StartError::Settings(format!("write priority {} is not 1..=16", settings.write_priority)));
+    }
+    let mut hosts = vec![settings.host_name.clone()];
+    let mut also = vec!["localhost".to_owned()];
+    if !settings.bind.ip().is_unspecified() {
+        also.push(settings.bind.ip().to_string());
+    }
+    for h in also {
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    let request = CertificateRequest {
+        application_uri: settings.application_uri.clone(),
+        application_name: settings.application_name.clone(),
+        hosts,
+        days: 365 * 5,
+    };
+    if let Some(path) = crate::certs::ensure(&settings.pki_dir, &request).map_err(StartError::Certificate)? {
+        tracing::info!("OPC UA: made a self-signed application certificate, {}", path.display());
+    }
+    let ids = match &settings.node_ids {
+        Some(path) => NodeIdTable::open(path)?,
+        None => NodeIdTable::in_memory(),
+    };
+    let registry: Arc<std::sync::RwLock<Registry>> = Arc::new(std::sync::RwLock::new(Registry::new(0, ids)));
+    let listener = tokio::net::TcpListener::bind(settings.bind).await.map_err(|e| StartError::Bind(settings.bind, e))?;
+    let local_addr = listener.local_addr().map_err(|e| StartError::Bind(settings.bind, e))?;
+
+    let users = !settings.users.is_empty();
+    let nodes_registry = registry.clone();
+    let nodes_source = source.clone();
+    let write_priority = settings.write_priority;
+    let (ready_tx, ready) = tokio::sync::oneshot::channel();
+    let manager = InMemoryNodeManagerBuilder::new(
+        move |context: opcua::server::node_manager::ServerContext,
+              space: &mut opcua::server::address_space::AddressSpace| {
+            let index = context.type_tree.write().namespaces_mut().add_namespace(NAMESPACE_URI);
+            space.add_namespace(NAMESPACE_URI, index);
+            nodes_registry.write().unwrap_or_else(std::sync::PoisonError::into_inner).namespace = index;
+            GatewayNodes {
+                source: nodes_source,
+                registry: nodes_registry,
+                write_priority,
+                namespace: NamespaceMetadata {
+                    namespace_uri: NAMESPACE_URI.to_owned(),
+                    namespace_index: index,
+                    ..Default::default()
+                },
+                ready: std::sync::Mutex::new(Some(ready_tx)),
+            }
+        },
+    );
+    let mut builder = ServerBuilder::new()
+        .application_name(settings.application_name.clone())
+        .application_uri(settings.application_uri.clone())
+        .product_uri("urn:trellis")
+        .host(settings.host_name.clone())
+        .port(local_addr.port())
+        .discovery_urls(vec![format!("opc.tcp://{}:{}/", settings.host_name, local_addr.port())])
+        .pki_dir(settings.pki_dir.clone())
+        .create_sample_keypair(false)
+        .trust_client_certs(settings.trust_client_certs)
+        .max_sessions(settings.max_sessions)
+        .diagnostics_enabled(false)
+        .with_authenticator(Arc::new(GatewayAuth::new(settings.anonymous, settings.users.clone())))
+        .with_node_manager(manager);
+    for s in &settings.security {
+        builder = builder.add_endpoint(s.name(), s.endpoint(users));
+    }
+    builder = builder.default_endpoint(settings.security[0].name());
+    let (server, handle) = builder.build().map_err(StartError::Server)?;
+    let task = tokio::spawn(server.run_with(listener));
+    // The node managers initialise when the server starts running.
+    let mut task = task;
+    tokio::select! {
+        _ = ready => {}
+        ended = &mut task => {
+            let why = match ended {
+                Ok(Ok(())) => "it stopped".to_owned(),
+                Ok(Err(e)) => e,
+                Err(e) => e.to_string(),
+            };
+            return Err(StartError::Server(format!("the server ended before serving: {why}")));
+        }
+    }
+    let manager = handle
+        .node_managers()
+        .get_of_type::<InMemoryNodeManager<GatewayNodes<S>>>()
+        .ok_or_else(|| StartError::Server("the gateway's node manager is missing".into()))?;
+    let url = format!("opc.tcp://{}:{}/", settings.host_name, local_addr.port());
+    let updater = Updater { manager, subscriptions: handle.subscriptions().clone(), registry };
+    Ok(Running { local_addr, url, updater, handle, task })
+}

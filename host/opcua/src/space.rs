@@ -1,0 +1,269 @@
+//! The gateway's devices as OPC UA nodes, after OPC 30030 "OPC UA for BACnet":
+//!
+//! ```text
+//! Objects/
+//!   BACnet                                  (the internetwork: every device the gateway shows)
+//!     <Device_Object_Name>                  (a device; Object_Identifier property)
+//!       <Object_Name>                       (a BACnet object; Description → Description attribute)
+//!         Object_Identifier                 (property, UInt32: type << 22 | instance)
+//!         Present_Value                     (component; an AnalogItem with EngineeringUnits when the object has Units)
+//!         Status_Flags, Out_Of_Service, …   (properties, BACnet's names with underscores)
+//! ```
+//!
+//! Every node's NodeId is numeric, from the persisted [`NodeIdTable`], so a
+//! restart or a hot swap that keeps an object keeps its nodes' ids. The
+//! [`Registry`] maps the value-bearing variables to their BACnet points.
+//!
+//! Must never: drop a node id's number (a removed object's numbers wait for
+//! it to come back), or show two siblings under one BrowseName.
+
+use crate::convert::Kind;
+use crate::node_ids::NodeIdTable;
+use crate::source::{DeviceView, ObjectView, PointRef};
+use crate::units::eu_information;
+use bacnet::enums::{ObjectType, PropertyIdentifier as P};
+use bacnet::{AnyValue, ObjectIdentifier};
+use opcua::server::address_space::{AccessLevel, AddressSpace, ObjectBuilder, VariableBuilder};
+use opcua::types::{
+    DataTypeId, DataValue, DateTime, ExtensionObject, NodeId, ObjectId, ObjectTypeId, QualifiedName, StatusCode, VariableTypeId,
+    Variant,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// The fixed number of the `BACnet` internetwork object.
+pub const INTERNETWORK: u32 = 1;
+
+/// A variable that stands for a BACnet point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointNode {
+    /// The point.
+    pub point: PointRef,
+    /// What its values are converted to.
+    pub kind: Kind,
+}
+
+/// Which nodes exist and what they stand for.
+#[derive(Debug)]
+pub struct Registry {
+    /// Our namespace's index in the server.
+    pub namespace: u16,
+    ids: NodeIdTable,
+    points: HashMap<NodeId, PointNode>,
+    by_point: HashMap<PointRef, NodeId>,
+    /// Device instance → every node made for it (removed with it).
+    nodes: BTreeMap<u32, Vec<NodeId>>,
+}
+
+/// The OPC 30030 name of a BACnet property: `present-value` → `Present_Value`.
+pub fn browse_name_of(p: P) -> String {
+    let name = p.name().map(str::to_owned).unwrap_or_else(|| format!("proprietary-{}", p.0));
+    name.split('-')
+        .map(|word| match word {
+            "cov" => "COV".to_owned(),
+            w => {
+                let mut c = w.chars();
+                c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Properties a client may write through OPC UA (the device still decides).
+fn writable(p: P) -> bool {
+    matches!(p, P::PRESENT_VALUE | P::OUT_OF_SERVICE | P::RELINQUISH_DEFAULT | P::COV_INCREMENT)
+}
+
+fn object_key(device: u32, o: ObjectIdentifier) -> String {
+    format!("{device}/{},{}", o.object_type, o.instance)
+}
+
+impl Registry {
+    /// An empty registry over `ids`.
+    pub fn new(namespace: u16, ids: NodeIdTable) -> Self {
+        Registry { namespace, ids, points: HashMap::new(), by_point: HashMap::new(), nodes: BTreeMap::new() }
+    }
+
+    /// The internetwork object's NodeId.
+    pub fn internetwork(&self) -> NodeId {
+        NodeId::new(self.namespace, INTERNETWORK)
+    }
+
+    /// The point a variable stands for.
+    pub fn point(&self, node: &NodeId) -> Option<&PointNode> {
+        self.points.get(node)
+    }
+
+    /// The variable that stands for a point, with its kind.
+    pub fn node_of(&self, point: &PointRef) -> Option<(&NodeId, Kind)> {
+        let id = self.by_point.get(point)?;
+        Some((id, self.points.get(id)?.kind))
+    }
+
+    /// Variables standing for points.
+    pub fn point_count(&self) -> usize {
+        self.points.len()
+    }
+
+    fn qualified(&self, name: &str) -> QualifiedName {
+        QualifiedName::new(self.namespace, name)
+    }
+
+    fn id(&mut self, key: &str) -> NodeId {
+        NodeId::new(self.namespace, self.ids.id(key))
+    }
+
+    /// Make `space` show exactly `devices`: nodes of devices and objects no
+    /// longer there go, new ones come (an object whose properties changed
+    /// is remade). Persists newly numbered nodes.
+    pub fn sync(&mut self, space: &mut AddressSpace, devices: &[DeviceView]) -> Result<(), crate::node_ids::NodeIdError> {
+        let gone: Vec<u32> = self.nodes.keys().copied().collect();
+        for device in gone {
+            self.remove_device(space, device);
+        }
+        for d in devices {
+            self.add_device(space, d);
+        }
+        self.ids.save()
+    }
+
+    fn remove_device(&mut self, space: &mut AddressSpace, device: u32) {
+        for node in self.nodes.remove(&device).unwrap_or_default() {
+            if let Some(p) = self.points.remove(&node) {
+                self.by_point.remove(&p.point);
+            }
+            space.delete(&node, true);
+        }
+    }
+
+    fn add_device(&mut self, space: &mut AddressSpace, d: &DeviceView) {
+        let mut made = Vec::new();
+        let device_node = self.id(&d.instance.to_string());
+        ObjectBuilder::new(&device_node, self.qualified(&d.name), d.name.as_str())
+            .description(format!("BACnet device {}", d.instance))
+            .has_type_definition(ObjectTypeId::BaseObjectType)
+            .component_of(self.internetwork())
+            .insert(space);
+        made.push(device_node.clone());
+        let device_oid = ObjectIdentifier { object_type: ObjectType::DEVICE, instance: d.instance };
+        let oid_node = self.id(&format!("{}/Object_Identifier", object_key(d.instance, device_oid)));
+        property(space, &oid_node, self.qualified("Object_Identifier"), Variant::UInt32(device_oid.to_u32()), DataTypeId::UInt32, &device_node);
+        made.push(oid_node);
+        let mut names = std::collections::HashSet::new();
+        for o in &d.objects {
+            if !names.insert(o.name.as_str()) {
+                tracing::warn!(device = d.instance, object = %o.id, "OPC UA: a second object named {:?} is not shown", o.name);
+                continue;
+            }
+            self.add_object(space, d.instance, &device_node, o, &mut made);
+        }
+        self.nodes.insert(d.instance, made);
+    }
+
+    fn add_object(&mut self, space: &mut AddressSpace, device: u32, parent: &NodeId, o: &ObjectView, made: &mut Vec<NodeId>) {
+        let key = object_key(device, o.id);
+        let node = self.id(&key);
+        let mut b = ObjectBuilder::new(&node, self.qualified(&o.name), o.name.as_str())
+            .has_type_definition(ObjectTypeId::BaseObjectType)
+            .component_of(parent.clone());
+        if let Some(text) = &o.description {
+            b = b.description(text.as_str());
+        }
+        b.insert(space);
+        made.push(node.clone());
+        let oid_node = self.id(&format!("{key}/Object_Identifier"));
+        property(space, &oid_node, self.qualified("Object_Identifier"), Variant::UInt32(o.id.to_u32()), DataTypeId::UInt32, &node);
+        made.push(oid_node);
+        for (p, value) in &o.properties {
+            let Some(kind) = Kind::of(o.id.object_type, *p, value) else { continue };
+            let name = browse_name_of(*p);
+            let var = self.id(&format!("{key}/{name}"));
+            let initial = kind.variant(value).unwrap_or(Variant::Empty);
+            let access = if writable(*p) {
+                AccessLevel::CURRENT_READ | AccessLevel::CURRENT_WRITE
+            } else {
+                AccessLevel::CURRENT_READ
+            };
+            let mut vb = VariableBuilder::new(&var, self.qualified(&name), name.as_str())
+                .data_type(kind.data_type())
+                .value(initial)
+                .access_level(access)
+                .user_access_level(access);
+            vb = if *p == P::PRESENT_VALUE {
+                let t = if o.units.is_some() { VariableTypeId::AnalogItemType } else { VariableTypeId::BaseDataVariableType };
+                vb.has_type_definition(t).component_of(node.clone())
+            } else {
+                vb.has_type_definition(VariableTypeId::PropertyType).property_of(node.clone())
+            };
+            vb.insert(space);
+            made.push(var.clone());
+            let point = PointRef { device, object: o.id, property: *p };
+            self.points.insert(var.clone(), PointNode { point, kind });
+            self.by_point.insert(point, var.clone());
+            if *p == P::PRESENT_VALUE
+                && let Some(units) = o.units
+            {
+                let eu = self.id(&format!("{key}/{name}/EngineeringUnits"));
+                let value = Variant::from(ExtensionObject::from_message(eu_information(units)));
+                property(space, &eu, QualifiedName::new(0, "EngineeringUnits"), value, DataTypeId::EUInformation, &var);
+                made.push(eu);
+            }
+        }
+    }
+}
+
+/// A read-only property variable.
+fn property(space: &mut AddressSpace, id: &NodeId, name: QualifiedName, value: Variant, data_type: DataTypeId, of: &NodeId) {
+    let display = name.name.to_string();
+    VariableBuilder::new(id, name, display.as_str())
+        .data_type(data_type)
+        .value(value)
+        .access_level(AccessLevel::CURRENT_READ)
+        .user_access_level(AccessLevel::CURRENT_READ)
+        .has_type_definition(VariableTypeId::PropertyType)
+        .property_of(of.clone())
+        .insert(space);
+}
+
+/// Make the fixed nodes: the `BACnet` internetwork object under Objects.
+pub fn add_fixed_nodes(space: &mut AddressSpace, namespace: u16) {
+    let id = NodeId::new(namespace, INTERNETWORK);
+    ObjectBuilder::new(&id, QualifiedName::new(namespace, "BACnet"), "BACnet")
+        .description("The BACnet internetwork of this gateway: the devices it serves and the remote devices bound to it")
+        .has_type_definition(ObjectTypeId::BaseObjectType)
+        .organized_by(NodeId::from(ObjectId::ObjectsFolder))
+        .insert(space);
+}
+
+/// A value as a DataValue stamped now.
+pub fn data_value(kind: Kind, value: &AnyValue) -> DataValue {
+    let now = DateTime::now();
+    match kind.variant(value) {
+        Ok(v) => DataValue {
+            value: Some(v),
+            status: Some(StatusCode::Good),
+            source_timestamp: Some(now),
+            server_timestamp: Some(now),
+            ..Default::default()
+        },
+        Err(status) => DataValue {
+            status: Some(status),
+            source_timestamp: Some(now),
+            server_timestamp: Some(now),
+            ..Default::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn property_names_follow_opc_30030() {
+        assert_eq!(browse_name_of(P::PRESENT_VALUE), "Present_Value");
+        assert_eq!(browse_name_of(P::STATUS_FLAGS), "Status_Flags");
+        assert_eq!(browse_name_of(P::OUT_OF_SERVICE), "Out_Of_Service");
+        assert_eq!(browse_name_of(P::COV_INCREMENT), "COV_Increment");
+    }
+}
