@@ -19,6 +19,7 @@ mod lifecycle;
 mod management;
 mod mqtt;
 mod mstp;
+mod opcua;
 mod peers;
 mod plugin;
 mod read_range;
