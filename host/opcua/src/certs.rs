@@ -10,7 +10,8 @@
 //! (async-opcua's layout.) `trellis opcua certs` makes the certificate;
 //! the server makes one at its first start if there is none.
 //!
-//! Must never: overwrite a certificate or key that exists unless told to.
+//! Must never: overwrite a certificate or key that exists unless told to,
+//! or leave the key readable by anyone but its owner.
 
 use opcua::crypto::{CertificateStore, X509Data};
 use opcua::types::{ApplicationDescription, ApplicationType, LocalizedText, UAString};
@@ -53,7 +54,18 @@ pub fn create(pki: &Path, request: &CertificateRequest, overwrite: bool) -> Resu
     data.certificate_duration_days = request.days;
     data.key_size = 2048;
     store.create_and_store_application_instance_cert(&data, overwrite).map_err(|e| format!("{}: {e}", pki.display()))?;
+    keep_private(&store.own_private_key_path())?;
     Ok(cert)
+}
+
+/// The key readable by its owner only, and its folder too.
+fn keep_private(key: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |p: &Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    set(key, 0o600)?;
+    key.parent().map_or(Ok(()), |dir| set(dir, 0o700))
 }
 
 /// Make the certificate if the store has none; `Some(path)` if one was made.

@@ -11,6 +11,7 @@ pub mod parse;
 pub mod plugin;
 mod read;
 mod readrange;
+mod opcua;
 mod reinit;
 mod run;
 mod sc;
@@ -202,6 +203,8 @@ pub enum Command {
     SimLine(simline::SimLineArgs),
     /// BACnet/SC tools: `trellis sc certs` writes a test PKI (CA, hub, nodes).
     Sc(sc::ScArgs),
+    /// OPC UA tools: `trellis opcua certs` makes the server's certificate store.
+    Opcua(opcua::OpcUaArgs),
 }
 
 /// Exit statuses, documented in `--help` of the binary and the README.
@@ -323,6 +326,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Sc(a) = command {
         return sc::run(a, g).await;
     }
+    if let Command::Opcua(a) = command {
+        return opcua::run(a).await;
+    }
     if g.bbmd6.is_some() && g.ipv6.is_none() {
         return Err(Failure::usage("--bbmd6 needs --ipv6 (the address to talk BACnet/IPv6 from)"));
     }
@@ -379,7 +385,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,
         Command::Timesync(a) => timesync::run(&client, a).await,
-        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) | Command::Sc(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) | Command::Sc(_) | Command::Opcua(_) => unreachable!("handled above"),
     }
 }
 

@@ -251,3 +251,39 @@ fn node_ids_stay_the_same_across_a_restart() {
     assert_eq!(first, [again[1].clone(), again[0].clone()]);
     assert!(first.iter().all(|n| n.starts_with("ns=2;i=")), "numeric: {first:?}");
 }
+
+#[test]
+fn opcua_certs_makes_a_store_the_server_uses_and_never_overwrites_by_accident() {
+    let scratch = Scratch::new("opcua", "certs");
+    let pki = scratch.path("pki");
+    let certs = |extra: &[&str]| {
+        let mut args = vec!["opcua", "certs", "--pki", pki.to_str().unwrap(), "--host", "localhost"];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    let (ok, said) = certs(&[]);
+    assert!(ok && said.contains("urn:trellis:gateway:localhost"), "{said}");
+    for dir in ["own", "private", "trusted", "rejected"] {
+        assert!(pki.join(dir).is_dir(), "{dir}/ in the store");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let key_mode = std::fs::metadata(pki.join("private/private.pem")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(key_mode, 0o600, "the key is its owner's only");
+    let made = std::fs::read(pki.join("own/cert.der")).unwrap();
+    let (ok, said) = certs(&[]);
+    assert!(!ok && said.contains("--force"), "a second run refuses: {said}");
+    assert_eq!(std::fs::read(pki.join("own/cert.der")).unwrap(), made);
+
+    // The server serves with it (and leaves it as it is).
+    let extra = format!("\npki_dir = \"{}\"", pki.display());
+    let served = serve_example(&scratch, &extra);
+    let mut ua = UaClient::start("opcua_client.py");
+    let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": scratch.path("client")}));
+    assert!(c["error"].as_str().is_some_and(|e| e.contains("BadCertificateUntrusted")), "{c}");
+    assert_eq!(std::fs::read(pki.join("own/cert.der")).unwrap(), made);
+    assert_eq!(std::fs::read_dir(pki.join("rejected")).unwrap().count(), 1, "the client's certificate waits in rejected/");
+
+    let (ok, _) = certs(&["--force"]);
+    assert!(ok);
+    assert_ne!(std::fs::read(pki.join("own/cert.der")).unwrap(), made, "--force makes a new one");
+}
