@@ -98,6 +98,9 @@ pub struct Config {
     pub mqtt: Option<crate::mqtt_bridge::MqttSection>,
     /// `[opcua]`: the served devices' points as an OPC UA server.
     pub opcua: Option<crate::opcua_bridge::OpcUaSection>,
+    /// `[[opcua_client]]`: OPC UA servers whose points feed served devices' objects.
+    #[serde(rename = "opcua_client", default)]
+    pub opcua_clients: Vec<crate::opcua_bridge::pull::OpcUaClientSection>,
     /// `[[app]]`: application-logic plugins next to the points.
     #[serde(rename = "app", default)]
     pub apps: Vec<crate::app::AppSection>,
@@ -716,6 +719,7 @@ impl Config {
             router: None,
             mqtt: None,
             opcua: None,
+            opcua_clients: Vec::new(),
             apps: Vec::new(),
             remotes: Vec::new(),
             client: crate::app::ClientSection::default(),
@@ -739,6 +743,9 @@ impl Config {
         anyhow::ensure!(!self.devices.is_empty() || self.router.is_some(), "no [[device]] to serve (and no [router])");
         if let Some(m) = &self.mqtt {
             m.validate()?;
+        }
+        for (i, c) in self.opcua_clients.iter().enumerate() {
+            c.validate().map_err(|e| anyhow::anyhow!("[[opcua_client]] {}: {e}", i + 1))?;
         }
         if let Some(o) = &self.opcua {
             o.settings(Path::new("."), Path::new(".")).map_err(|e| anyhow::anyhow!("[opcua] {e}"))?;

@@ -15,6 +15,7 @@
 
 pub mod auth;
 pub mod certs;
+pub mod client;
 pub mod convert;
 pub mod manager;
 pub mod node_ids;

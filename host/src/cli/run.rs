@@ -386,6 +386,18 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         }
         None => None,
     };
+    for (i, section) in config.opcua_clients.iter().enumerate() {
+        let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
+        crate::opcua_bridge::pull::start(section, &app_servers, &base, &cache)
+            .await
+            .with_context(|| format!("[[opcua_client]] {}", i + 1))?;
+        eprintln!(
+            "trellis: OPC UA client of {}: {} points into device {}",
+            section.url,
+            section.points.len(),
+            section.device
+        );
+    }
     let mut apps = Vec::new();
     if !config.apps.is_empty() {
         let remotes = crate::app::remotes(&config.remotes, &config.client)?;
@@ -540,7 +552,8 @@ async fn start_device(
 ) -> anyhow::Result<(PluginModel, trellis_bip::BipConfig, DeviceConfig, PluginConfig)> {
     let bip = trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
     let mut pc = PluginConfig::new(format!("device{}:{}", index + 1, d.plugin));
-    pc.data_dir = d.data_dir.clone();
+    // Relative to the configuration file, like every other path in it.
+    pc.data_dir = d.data_dir.as_ref().map(|p| if p.is_absolute() { p.clone() } else { base.join(p) });
     pc.limits.memory_bytes = (d.memory_mb as usize) << 20;
     pc.deadline = Duration::from_millis(d.deadline_ms);
     let base_config = pc.clone();

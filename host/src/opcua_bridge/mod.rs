@@ -11,13 +11,16 @@
 //! swap, an object created or deleted), the address space follows, with
 //! the NodeIds it had.
 //!
-//! Not yet (issue 17): remote devices (`[[remote]]`) in the address space,
-//! the OPC UA client that pulls points into BACnet objects.
+//! [`pull`] is the other direction: `[[opcua_client]]` pulls an OPC UA
+//! server's points into BACnet objects of a served device.
+//!
+//! Not yet (issue 17): remote devices (`[[remote]]`) in the address space.
 //!
 //! Must never: block a device's thread on an OPC UA client, or show a device
 //! the gateway does not serve.
 
 mod points;
+pub mod pull;
 
 use crate::plugin::PluginModel;
 use crate::server::Server;
