@@ -3,8 +3,9 @@
 //! client never polls) and writes values back.
 //!
 //! The session is kept by async-opcua's event loop: a lost connection is
-//! retried with back-off for as long as the client runs, and on a new
-//! session the subscription and its monitored items are made again. Every
+//! retried with back-off for as long as the client runs. A reactivated
+//! session keeps its subscription; on a new one (the server restarted) the
+//! subscription and its monitored items are made again here. Every
 //! (re)connection reads the nodes' DataTypes, so a value written back has
 //! the type the server expects.
 //!
@@ -124,6 +125,9 @@ impl Puller {
             .session_retry_initial(Duration::from_millis(500))
             .session_retry_max(Duration::from_secs(10))
             .session_timeout(60_000)
+            // Subscriptions are made again here on a new session: the ones
+            // async-opcua 0.19 remakes while reconnecting never publish.
+            .recreate_subscriptions(false)
             .client()
             .map_err(|e| e.join("; "))?;
         let identity = match &settings.user {
@@ -229,28 +233,36 @@ async fn run<C: opcua::client::transport::Connector + Send + Sync + 'static>(
     use futures_util::StreamExt;
     let stream = event_loop.enter();
     tokio::pin!(stream);
-    // async-opcua makes the subscriptions again on a new session; the first
-    // one is made here, once.
-    let subscribed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Our subscription: kept by a reactivated session, made again on a new
+    // one (the old one's client-side state deleted first).
+    let current: Arc<tokio::sync::Mutex<Option<u32>>> = Arc::default();
     while let Some(event) = stream.next().await {
         match event {
             Ok(SessionPollResult::Reconnected(mode)) => {
                 stats.sessions.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(url = settings.url, ?mode, "OPC UA client: session up");
                 let session = session.clone();
-                let subscribed = subscribed.clone();
+                let current = current.clone();
+                let fresh = matches!(mode, opcua::client::SessionConnectMode::NewSession(_));
                 let (settings, tx, stats, types, by_node) =
                     (settings.clone(), tx.clone(), stats.clone(), types.clone(), by_node.clone());
                 // The subscription is made by requests that need the event
                 // loop running: off this task.
                 tokio::spawn(async move {
                     read_types(&session, &settings.nodes, &types).await;
-                    if !subscribed.swap(true, Ordering::SeqCst)
-                        && let Err(e) = subscribe(&session, &settings, tx.clone(), stats, by_node).await
-                    {
-                        subscribed.store(false, Ordering::SeqCst);
-                        tracing::warn!(url = settings.url, "OPC UA client: the subscription could not be made: {e}");
+                    let mut current = current.lock().await;
+                    if fresh || current.is_none() {
+                        if let Some(old) = current.take() {
+                            let _ = session.delete_subscription(old).await;
+                        }
+                        match subscribe(&session, &settings, tx.clone(), stats, by_node).await {
+                            Ok(id) => *current = Some(id),
+                            Err(e) => {
+                                tracing::warn!(url = settings.url, "OPC UA client: the subscription could not be made: {e}")
+                            }
+                        }
                     }
+                    drop(current);
                     let _ = tx.send(PullEvent::Connected).await;
                 });
             }
@@ -287,7 +299,7 @@ async fn subscribe(
     tx: mpsc::Sender<PullEvent>,
     stats: Arc<PullStats>,
     by_node: Arc<HashMap<NodeId, Vec<usize>>>,
-) -> Result<(), String> {
+) -> Result<u32, String> {
     let callback = DataChangeCallback::new(move |value: DataValue, item| {
         let Some(indexes) = by_node.get(&item.item_to_monitor().node_id) else { return };
         for &index in indexes {
@@ -323,5 +335,5 @@ async fn subscribe(
             tracing::warn!(url = settings.url, %node, "OPC UA client: the server refused to monitor a node ({})", item.result.status_code);
         }
     }
-    Ok(())
+    Ok(id)
 }

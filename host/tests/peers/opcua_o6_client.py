@@ -215,49 +215,62 @@ def spare_certificate():
     return _SPARE
 
 
-async def server_certificate(url, mode):
-    """The Basic256Sha256 endpoint's certificate, from GetEndpoints on an unsecured channel."""
+async def endpoints_of(url):
+    """The server's endpoints, from GetEndpoints on a channel without a session."""
     probe = o6.Client(url)
     await probe.connect(noSession=True)
     try:
-        endpoints = await probe.getEndpoints(url)
+        return list(await probe.getEndpoints(url))
     finally:
         await probe.disconnect()
+
+
+def endpoint(endpoints, policy, mode):
     for ep in endpoints:
-        if ep.securityPolicyUri == o6.SecurityPolicy.BASIC256SHA256.value and int(ep.securityMode) == int(mode):
-            return bytes(ep.serverCertificate)
-    raise RuntimeError("the server has no Basic256Sha256 endpoint with that security mode")
+        if ep.securityPolicyUri == policy.value and int(ep.securityMode) == int(mode):
+            return ep
+    raise RuntimeError(f"the server has no {policy.name} endpoint with security mode {mode.name}")
 
 
 async def connect(cmd):
     url = cmd["url"]
     security = cmd.get("security", "none")
     kwargs = {"applicationUri": APP_URI}
+    none_password = False
     if security != "none":
         mode = o6.SecurityMode.SIGN if security == "sign" else o6.SecurityMode.SIGN_AND_ENCRYPT
+        ep = endpoint(await endpoints_of(url), o6.SecurityPolicy.BASIC256SHA256, mode)
         cert, key = ensure_certificate(cmd["certs"])
         kwargs.update(
             certificate=cert,
             privateKey=key,
-            trustList=[await server_certificate(url, mode)],
+            trustList=[bytes(ep.serverCertificate)],  # trust the server we were pointed at
             securityMode=int(mode),
             securityPolicy=o6.SecurityPolicy.BASIC256SHA256.value,
         )
     else:
         kwargs.update(securityMode=int(o6.SecurityMode.NONE), securityPolicy=o6.SecurityPolicy.NONE.value)
         if cmd.get("user"):
-            # The server's user token policy asks for the password to be
-            # encrypted with Basic256Sha256 even on the None channel; open62541
-            # only has that policy when it has a certificate of its own (without
-            # one it reports "No suitable endpoint found").
-            cert, key = ensure_certificate(cmd["certs"]) if cmd.get("certs") else spare_certificate()
-            kwargs.update(
-                certificate=cert,
-                privateKey=key,
-                trustList=[await server_certificate(url, o6.SecurityMode.SIGN_AND_ENCRYPT)],
-            )
+            ep = endpoint(await endpoints_of(url), o6.SecurityPolicy.NONE, o6.SecurityMode.NONE)
+            policies = [
+                t.securityPolicyUri
+                for t in ep.userIdentityTokens
+                if int(t.tokenType) == int(ns0.datatypes.UserTokenType.USER_NAME)
+            ]
+            if any(p and p != o6.SecurityPolicy.NONE.value for p in policies):
+                # The password is to be encrypted (e.g. with Basic256Sha256)
+                # even on the None channel; open62541 only has that policy when
+                # it has a certificate of its own (without one it reports "No
+                # suitable endpoint found").
+                cert, key = ensure_certificate(cmd["certs"]) if cmd.get("certs") else spare_certificate()
+                kwargs.update(certificate=cert, privateKey=key, trustList=[bytes(ep.serverCertificate)])
+            else:
+                # The server takes the password in clear on this endpoint, as
+                # asyncua would send it.
+                none_password = True
     client = o6.Client(url, **kwargs)
     client.config.timeout = 10_000
+    client.config.allowNonePolicyPassword = none_password
     client.config.sessionName = "trellis-test-o6"
     if cmd.get("user"):
         client.config.setUsernamePassword(cmd["user"], cmd.get("password", ""))
