@@ -173,7 +173,9 @@ impl Puller {
             node_id: node.clone(),
             attribute_id: AttributeId::Value as u32,
             index_range: Default::default(),
-            value: DataValue::new_now(value),
+            // The value alone: servers may refuse timestamps they did not
+            // make (open62541 answers BadWriteNotSupported).
+            value: DataValue { value: Some(value), ..Default::default() },
         };
         let results = self.session.write(&[write]).await.map_err(|e| e.status())?;
         match results.first() {

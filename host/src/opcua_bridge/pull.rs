@@ -9,9 +9,11 @@
 //! The served device's objects come from its plugin (the demo-building
 //! plugin serves the objects a `/data/objects.toml` declares; make them
 //! commandable Values). A pulled value is written at a low priority (16 by
-//! default), so an operator's higher-priority command wins on the BACnet
-//! side — and goes back to the OPC UA server. A value that comes back by
-//! COV equal to the one just pulled is not sent back (no echo).
+//! default), so an operator's command at a higher priority wins on the
+//! BACnet side — and goes back to the OPC UA server: a Present_Value change
+//! goes back when the object's Priority_Array holds a command above ours
+//! (so the pulled values themselves never echo). On an object without a
+//! Priority_Array, a value other than the last one pulled goes back.
 //!
 //! Must never: write to an object the mapping does not name, or send a
 //! pulled value back to where it came from.
@@ -121,6 +123,31 @@ impl OpcUaClientSection {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok((security, points))
+    }
+}
+
+/// Whether `object`'s Present_Value `value` is a BACnet client's command
+/// rather than the value pulled in: on a commandable object, a command sits
+/// at a priority above ours; on another, the value differs from the last one
+/// pulled (and one was pulled: the COV subscription's first report is the
+/// object's default, not a command).
+async fn commanded_by_bacnet(
+    server: &Server<PluginModel>,
+    object: ObjectIdentifier,
+    ours: u8,
+    value: &Value,
+    pulled: &Mutex<HashMap<ObjectIdentifier, Value>>,
+) -> bool {
+    use crate::model::{ObjectModel, PropertyTarget};
+    let target = PropertyTarget { object, property: P::PRIORITY_ARRAY, array_index: None };
+    let read = server.model().read(&[target]).await.ok().and_then(|r| r.into_iter().next()?.into_iter().next());
+    if let Some(Ok(array)) = read.map(|r| r.outcome) {
+        let highest = array.0.iter().position(|e| !matches!(e, bacnet::Element::Application(Value::Null)));
+        return highest.is_some_and(|slot| slot + 1 < usize::from(ours));
+    }
+    match pulled.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&object) {
+        None => false,
+        Some(last) => last != value,
     }
 }
 
@@ -237,7 +264,9 @@ async fn run(settings: PullSettings, server: Arc<Server<PluginModel>>, points: V
     });
 
     let (changes_in, mut changes) = tokio::sync::mpsc::channel(1024);
-    tokio::spawn(local_points::follow(server, 300, changes_in));
+    tokio::spawn(local_points::follow(server.clone(), 300, changes_in));
+    // The last value each object sent back (COV repeats itself).
+    let mut sent_back: HashMap<ObjectIdentifier, Value> = HashMap::new();
     let by_object: HashMap<ObjectIdentifier, usize> =
         points.iter().enumerate().filter(|(_, p)| p.write_back).map(|(i, p)| (p.object, i)).collect();
     while let Some((_, n)) = changes.recv().await {
@@ -245,15 +274,16 @@ async fn run(settings: PullSettings, server: Arc<Server<PluginModel>>, points: V
         let Some(&index) = by_object.get(&n.monitored_object) else { continue };
         let Some(pv) = n.values.iter().find(|v| v.property == P::PRESENT_VALUE) else { continue };
         let Some(value) = pv.value.as_primitive().cloned() else { continue };
-        let echo =
-            from_bacnet.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&n.monitored_object) == Some(&value);
-        if echo {
+        if !commanded_by_bacnet(&server, n.monitored_object, priority, &value, &from_bacnet).await {
+            continue;
+        }
+        if sent_back.get(&n.monitored_object) == Some(&value) {
             continue;
         }
         let Some(variant) = variant_of(&value) else { continue };
         match puller.write(index, variant).await {
             Ok(()) => {
-                from_bacnet.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(n.monitored_object, value);
+                sent_back.insert(n.monitored_object, value);
             }
             Err(status) => {
                 tracing::warn!(url, object = %n.monitored_object, "OPC UA pull: the server refused a value written over BACnet ({status})");

@@ -287,3 +287,134 @@ fn opcua_certs_makes_a_store_the_server_uses_and_never_overwrites_by_accident() 
     assert!(ok);
     assert_ne!(std::fs::read(pki.join("own/cert.der")).unwrap(), made, "--force makes a new one");
 }
+
+/// `peers/opcua_test_server.py`: a stand-in PLC on asyncua or on o6 (open62541).
+struct Plc {
+    _proc: Proc,
+    stdin: std::process::ChildStdin,
+    answers: mpsc::Receiver<Value>,
+    written: Arc<Mutex<Vec<Value>>>,
+    nodes: Value,
+}
+
+impl Plc {
+    fn start(stack: &str, port: u16) -> Plc {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/opcua_test_server.py");
+        let mut child = Command::new(crate::peers::python())
+            .arg(script)
+            .args(["--stack", stack, "--port", &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the peers venv (README's test command)");
+        let (stdin, out) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let (tx, answers) = mpsc::channel();
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let sink = written.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+                if v["event"] == "written" {
+                    sink.lock().unwrap().push(v);
+                } else {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let ready = answers.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("the {stack} server started"));
+        assert_eq!(ready["ready"], true, "{ready}");
+        Plc { _proc: Proc(child), stdin, answers, written, nodes: ready["nodes"].clone() }
+    }
+
+    fn set(&mut self, name: &str, value: Value) {
+        writeln!(self.stdin, "{}", json!({"op": "set", "name": name, "value": value})).unwrap();
+        let a = self.answers.recv_timeout(Duration::from_secs(30)).expect("set answered");
+        assert_eq!(a["ok"], true, "{a}");
+    }
+
+    fn wait_written(&self, name: &str, ok: impl Fn(&Value) -> bool) {
+        for _ in 0..600 {
+            if self.written.lock().unwrap().iter().any(|w| w["name"] == name && ok(&w["value"])) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no write of {name} within 30 s; seen {:?}", self.written.lock().unwrap());
+    }
+}
+
+/// Read a property over BACnet until `ok` accepts what the CLI prints.
+fn wait_bacnet(device: &str, object: &str, what: &str, ok: impl Fn(&str) -> bool) {
+    let mut last = String::new();
+    for _ in 0..120 {
+        let (done, said) = cli(&["read", device, object, "present-value"]);
+        if done && ok(said.trim()) {
+            return;
+        }
+        last = said;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("{object} never showed {what} over BACnet; last: {last}");
+}
+
+fn the_opcua_client_example_pulls_from(stack: &str) {
+    let scratch = Scratch::new("opcua", &format!("client-{stack}"));
+    let (port, bip) = (free_tcp_port(), crate::peers::free_port());
+    let mut plc = Plc::start(stack, port);
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut text = std::fs::read_to_string(examples.join("opcua-client.toml"))
+        .unwrap()
+        .replace("opc.tcp://127.0.0.1:4841/", &format!("opc.tcp://127.0.0.1:{port}/"))
+        .replace("port = 47808", &format!("port = {bip}"))
+        .replace("data_dir = \"opcua-client\"", &format!("data_dir = \"{}\"", examples.join("opcua-client").display()));
+    for name in ["Temperature", "Running", "Mode", "Count"] {
+        text = text.replace(&format!("\"ns=2;s={name}\""), &format!("\"{}\"", plc.nodes[name].as_str().unwrap()));
+    }
+    let config = scratch.path("opcua-client.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let device = format!("127.0.0.1:{bip}");
+
+    // PLC → BACnet, by subscription.
+    wait_bacnet(&device, "analog-value,1", "the initial 20.5", |s| s.starts_with("20.5"));
+    plc.set("Temperature", json!(23.25));
+    wait_bacnet(&device, "analog-value,1", "23.25", |s| s.starts_with("23.25"));
+    plc.set("Running", json!(true));
+    wait_bacnet(&device, "binary-value,1", "active", |s| s.contains("active") && !s.contains("inactive"));
+    plc.set("Mode", json!(3));
+    wait_bacnet(&device, "multi-state-value,1", "state 3", |s| s.starts_with('3'));
+
+    // BACnet → PLC: an operator's command goes back in the node's type.
+    let (ok, said) = cli(&["write", &device, "analog-value,1", "present-value", "42", "--priority", "8"]);
+    assert!(ok, "{said}");
+    plc.wait_written("Temperature", |v| v.as_f64() == Some(42.0));
+    let (ok, said) = cli(&["write", &device, "multi-state-value,1", "present-value", "2", "--priority", "8"]);
+    assert!(ok, "{said}");
+    plc.wait_written("Mode", |v| v.as_u64() == Some(2));
+    // Count is not written back.
+    let (ok, said) = cli(&["write", &device, "analog-value,2", "present-value", "7", "--priority", "8"]);
+    assert!(ok, "{said}");
+
+    // The PLC restarts: the client's session and subscription come back.
+    drop(plc);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut plc = Plc::start(stack, port);
+    let (ok, said) = cli(&["write", &device, "analog-value,1", "present-value", "null", "--priority", "8"]);
+    assert!(ok, "relinquish the operator's command: {said}");
+    plc.set("Temperature", json!(30.5));
+    wait_bacnet(&device, "analog-value,1", "30.5 after the PLC restarted", |s| s.starts_with("30.5"));
+    assert!(!plc.written.lock().unwrap().iter().any(|w| w["name"] == "Count"), "Count is pull-only");
+    drop(gateway);
+}
+
+#[test]
+fn the_opcua_client_example_pulls_from_an_asyncua_server_and_writes_back() {
+    the_opcua_client_example_pulls_from("asyncua");
+}
+
+#[test]
+fn the_opcua_client_example_pulls_from_an_open62541_server_and_writes_back() {
+    the_opcua_client_example_pulls_from("o6");
+}
