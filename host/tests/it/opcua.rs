@@ -137,9 +137,18 @@ const ZONE_SETPOINT: &[&str] = &["BACnet", "Trellis Demo Building", "Zone Setpoi
 
 #[test]
 fn the_opcua_example_serves_reads_writes_and_cov_subscriptions_to_asyncua() {
-    let scratch = Scratch::new("opcua", "example");
+    serves_reads_writes_and_cov_subscriptions_to("opcua_client.py");
+}
+
+#[test]
+fn the_opcua_example_serves_reads_writes_and_cov_subscriptions_to_open62541() {
+    serves_reads_writes_and_cov_subscriptions_to("opcua_o6_client.py");
+}
+
+fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
+    let scratch = Scratch::new("opcua", &format!("example-{client}"));
     let served = serve_example(&scratch, "");
-    let mut ua = UaClient::start("opcua_client.py");
+    let mut ua = UaClient::start(client);
 
     // Anonymous, without security: browse and read, every attribute asked.
     let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "none"}));
@@ -208,6 +217,18 @@ fn the_opcua_example_serves_reads_writes_and_cov_subscriptions_to_asyncua() {
     let (ok, back) = cli(&["read", &device, "analog-value,1", "priority-array"]);
     assert!(ok && back.contains("19.25"), "written at a priority: {back}");
 
+    // A burst of writes: the subscriber hears the last value (async-opcua
+    // 0.19 held it back until the next change: vendor/README.md).
+    // Held back or not depends on where the publishing timer stands: a few
+    // rounds.
+    for round in 0..6u32 {
+        let (first, last) = (40.0 + f64::from(round), 60.0 + f64::from(round));
+        assert_eq!(ua.write(&setpoint, json!(first), "Float"), "Good");
+        assert_eq!(ua.write(&setpoint, json!(last), "Float"), "Good");
+        ua.wait_change(&setpoint, &format!("{last}, the last of a burst"), |v| v.as_f64() == Some(last));
+        std::thread::sleep(Duration::from_millis(150 + 70 * u64::from(round)));
+    }
+
     // BACnet refusals come back as status codes.
     assert_eq!(ua.write(&temperature, json!(3.0), "Float"), "BadNotWritable", "an analog input's Present_Value");
     assert_eq!(ua.write(&setpoint, json!("warm"), "String"), "BadTypeMismatch");
@@ -229,10 +250,12 @@ fn the_session_nonce_is_32_bytes_under_security_none() {
     // async-opcua 0.19 sends none without vendor/async-opcua-server's patch.
     let scratch = Scratch::new("opcua", "nonce");
     let served = serve_example(&scratch, "");
-    let mut ua = UaClient::start("opcua_client.py");
-    let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "none"}));
-    assert_eq!(c["ok"], true, "{c}");
-    assert_eq!(c["nonce_len"], 32, "{c}");
+    for client in ["opcua_client.py", "opcua_o6_client.py"] {
+        let mut ua = UaClient::start(client);
+        let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "none"}));
+        assert_eq!(c["ok"], true, "{client}: {c}");
+        assert_eq!(c["nonce_len"], 32, "{client}: {c}");
+    }
 }
 
 #[test]

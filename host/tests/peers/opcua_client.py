@@ -99,7 +99,7 @@ async def main():
             if op == "connect":
                 try:
                     client = await connect(cmd)
-                    ns = await client.get_namespace_index("urn:trellis:bacnet")
+                    ns = None
                     nonce = client._server_nonce or b""
                     out({"ok": True, "nonce_len": len(nonce)})
                 except Exception as e:  # the refusal is the answer
@@ -111,6 +111,8 @@ async def main():
                 client, subscription = None, None
                 out({"ok": True})
             elif op == "resolve":
+                if ns is None:
+                    ns = await client.get_namespace_index("urn:trellis:bacnet")
                 # A name with an index ("0:EngineeringUnits") is taken as it is.
                 names = [name if name[:1].isdigit() and ":" in name else f"{ns}:{name}" for name in cmd["path"]]
                 node = await client.nodes.objects.get_child(names)

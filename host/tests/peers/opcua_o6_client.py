@@ -34,7 +34,6 @@ The o6 wheel runs in a time-limited mode: the process is ended after about
 
 import asyncio
 import base64
-import datetime
 import json
 import os
 import sys

@@ -469,6 +469,12 @@ impl MonitoredItem {
         }
     }
 
+    /// Trellis patch (see vendor/README.md): whether a value skipped for the
+    /// sampling interval still waits to be sent.
+    pub(super) fn has_skipped_value(&self) -> bool {
+        self.sample_skipped_data_value.is_some()
+    }
+
     pub(super) fn notify_data_value(
         &mut self,
         mut value: DataValue,

@@ -674,6 +674,10 @@ impl Subscription {
                 );
             }
         } else {
+            // Trellis patch (see vendor/README.md): an item whose skipped value
+            // is not due yet stays notified, or that value (often the last
+            // one of a burst) would wait for another change to be sent.
+            let mut still_waiting = Vec::new();
             for item_id in self.notified_monitored_items.drain() {
                 let Some(monitored_item) = self.monitored_items.get_mut(&item_id) else {
                     continue;
@@ -688,7 +692,11 @@ impl Subscription {
                     &mut messages,
                     &mut self.sequence_number,
                 );
+                if monitored_item.has_skipped_value() {
+                    still_waiting.push(item_id);
+                }
             }
+            self.notified_monitored_items.extend(still_waiting);
         }
 
         self.handle_triggers(now, triggers, &mut notifications, &mut messages);
