@@ -441,3 +441,85 @@ fn the_opcua_client_example_pulls_from_an_asyncua_server_and_writes_back() {
 fn the_opcua_client_example_pulls_from_an_open62541_server_and_writes_back() {
     the_opcua_client_example_pulls_from("o6");
 }
+
+#[test]
+fn our_client_pulls_from_our_server_with_both_security_policies() {
+    // Gateway A serves the demo building over OPC UA; gateway B pulls two of
+    // its points, once without security and once with Basic256Sha256
+    // SignAndEncrypt, both as the operator.
+    let scratch = Scratch::new("opcua", "ours-to-ours");
+    let a = serve_example(&scratch, "");
+    let mut ua = UaClient::start("opcua_client.py");
+    assert_eq!(ua.ask(json!({"op": "connect", "url": a.url, "security": "none"}))["ok"], true);
+    let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
+    let temperature = ua.node(ZONE_TEMPERATURE);
+    drop(ua);
+
+    let b_scratch = Scratch::new("opcua", "ours-to-ours-b");
+    let bip = crate::peers::free_port();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let config = format!(
+        r#"
+[[device]]
+instance = 2001
+plugin = "builtin:demo-building"
+port = {bip}
+data_dir = "{data}"
+
+[[opcua_client]]
+url = "{url}"
+security = "none"
+user = "operator"
+password = "change-me"
+device = 2001
+[[opcua_client.point]]
+node = "{setpoint}"
+object = "analog-value,1"
+
+[[opcua_client]]
+url = "{url}"
+security = "basic256sha256-sign-encrypt"
+user = "operator"
+password = "change-me"
+trust_server_certs = true
+pki_dir = "{pki}"
+device = 2001
+[[opcua_client.point]]
+node = "{temperature}"
+object = "analog-value,2"
+write_back = false
+"#,
+        data = examples.join("opcua-client").display(),
+        url = a.url,
+        pki = b_scratch.path("client-pki").display(),
+    );
+    let path = b_scratch.path("b.toml");
+    std::fs::write(&path, config).unwrap();
+    let b = Gateway::start(&["run", "--config", path.to_str().unwrap()], &b_scratch.0)
+        .unwrap_or_else(|log| panic!("gateway B exited before serving:\n{log}"));
+    let (device_a, device_b) = (format!("127.0.0.1:{}", a.bip), format!("127.0.0.1:{bip}"));
+
+    // Without security: A's setpoint is B's analog-value,1, both ways.
+    let (ok, said) = cli(&["write", &device_a, "analog-value,1", "present-value", "24.5", "--priority", "8"]);
+    assert!(ok, "{said}");
+    wait_bacnet(&device_b, "analog-value,1", "A's 24.5", |s| s.starts_with("24.5"));
+    let (ok, said) = cli(&["write", &device_b, "analog-value,1", "present-value", "18.75", "--priority", "8"]);
+    assert!(ok, "{said}");
+    wait_bacnet(&device_a, "analog-value,1", "B's 18.75 written back through OPC UA", |s| s.starts_with("18.75"));
+
+    // SignAndEncrypt: A refuses B's certificate until the operator trusts it.
+    let rejected = a.pki.join("rejected");
+    let mut moved = false;
+    for _ in 0..200 {
+        if let Some(cert) = std::fs::read_dir(&rejected).unwrap().map(|e| e.unwrap().path()).next() {
+            std::fs::rename(&cert, a.pki.join("trusted").join(cert.file_name().unwrap())).unwrap();
+            moved = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(moved, "B's client certificate never reached A's rejected/:\n{}", b.log());
+    wait_bacnet(&device_b, "analog-value,2", "A's zone temperature, encrypted", |s| {
+        s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 5.0)
+    });
+}
