@@ -121,8 +121,18 @@ impl Registry {
         for device in gone {
             self.remove_device(space, device);
         }
+        // Devices with the same Object_Name (a misconfiguration BACnet
+        // tolerates) would share a BrowseName: the later ones get their
+        // instance added.
+        let mut names = std::collections::HashSet::new();
         for d in devices {
-            self.add_device(space, d);
+            if names.insert(d.name.clone()) {
+                self.add_device(space, d);
+            } else {
+                let renamed = DeviceView { name: format!("{} ({})", d.name, d.instance), ..d.clone() };
+                names.insert(renamed.name.clone());
+                self.add_device(space, &renamed);
+            }
         }
         self.ids.save()
     }

@@ -25,6 +25,25 @@ pub struct Remotes {
     pub devices: HashMap<u32, crate::client::DeviceAddress>,
     /// The client's settings (its B/IP port: an ephemeral one by default).
     pub client: crate::client::ClientConfig,
+    /// The gateway's BACnet client, bound at the first remote request and
+    /// shared by every clone (the applications and the OPC UA server use one).
+    pub bound: Arc<tokio::sync::OnceCell<Arc<crate::client::Client>>>,
+}
+
+impl Remotes {
+    /// The client, bound now if it was not yet.
+    pub async fn client(&self) -> Result<Arc<crate::client::Client>, String> {
+        let config = self.client;
+        self.bound
+            .get_or_try_init(|| async move {
+                crate::client::Client::bind(config)
+                    .await
+                    .map(Arc::new)
+                    .map_err(|e| format!("the gateway's BACnet client could not bind: {e}"))
+            })
+            .await
+            .cloned()
+    }
 }
 
 /// The gateway's services for applications.
@@ -32,8 +51,6 @@ pub struct GatewayServices {
     servers: HashMap<u32, Arc<Server<PluginModel>>>,
     link: Option<Link>,
     remotes: Remotes,
-    /// Bound at the first remote request.
-    client: Arc<tokio::sync::OnceCell<Arc<crate::client::Client>>>,
 }
 
 /// Where a point's device is.
@@ -45,27 +62,16 @@ enum Reach {
 /// How to get there, without borrowing the services.
 enum Plan {
     Served(Arc<Server<PluginModel>>),
-    Remote(
-        Arc<tokio::sync::OnceCell<Arc<crate::client::Client>>>,
-        crate::client::ClientConfig,
-        crate::client::DeviceAddress,
-    ),
+    Remote(Remotes, crate::client::DeviceAddress),
 }
 
 impl Plan {
     async fn reach(self) -> Result<Reach, PointError> {
         match self {
             Plan::Served(s) => Ok(Reach::Served(s)),
-            Plan::Remote(cell, config, address) => {
-                let client = cell
-                    .get_or_try_init(|| async move {
-                        crate::client::Client::bind(config)
-                            .await
-                            .map(Arc::new)
-                            .map_err(|e| PointError::Failed(format!("the gateway's BACnet client could not bind: {e}")))
-                    })
-                    .await?;
-                Ok(Reach::Remote(client.clone(), address))
+            Plan::Remote(remotes, address) => {
+                let client = remotes.client().await.map_err(PointError::Failed)?;
+                Ok(Reach::Remote(client, address))
             }
         }
     }
@@ -78,7 +84,6 @@ impl GatewayServices {
             servers: servers.iter().map(|s| (s.device_id().instance, s.clone())).collect(),
             link,
             remotes,
-            client: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
 
@@ -95,7 +100,7 @@ impl GatewayServices {
         let plan = match self.servers.get(&device) {
             Some(s) => Ok(Plan::Served(s.clone())),
             None => match self.remotes.devices.get(&device) {
-                Some(address) => Ok(Plan::Remote(self.client.clone(), self.remotes.client, address.clone())),
+                Some(address) => Ok(Plan::Remote(self.remotes.clone(), address.clone())),
                 None => Err(PointError::UnknownPoint(format!(
                     "device {device} is neither served here nor bound by a [[remote]] section"
                 ))),

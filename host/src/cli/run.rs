@@ -377,10 +377,14 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         }
         None => None,
     };
+    // One BACnet client for the remote devices, shared by OPC UA and the applications.
+    let remotes = crate::app::remotes(&config.remotes, &config.client)?;
     let _opcua = match &config.opcua {
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
-            let running = crate::opcua_bridge::start(section, app_servers.clone(), &base, &cache).await.context("[opcua]")?;
+            let running = crate::opcua_bridge::start(section, app_servers.clone(), Some(remotes.clone()), &base, &cache)
+                .await
+                .context("[opcua]")?;
             eprintln!("trellis: OPC UA at {} ({} points)", running.url, running.updater.points());
             Some(running)
         }
@@ -400,7 +404,6 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     }
     let mut apps = Vec::new();
     if !config.apps.is_empty() {
-        let remotes = crate::app::remotes(&config.remotes, &config.client)?;
         let services = std::sync::Arc::new(crate::app::services::GatewayServices::new(
             &app_servers,
             mqtt.as_ref().map(|b| b.link.clone()),

@@ -14,13 +14,16 @@
 //! [`pull`] is the other direction: `[[opcua_client]]` pulls an OPC UA
 //! server's points into BACnet objects of a served device.
 //!
-//! Not yet (issue 17): remote devices (`[[remote]]`) in the address space.
+//! Remote devices (`[[remote]]`) are in the address space too: read and
+//! written with the gateway's BACnet client, their changes by SubscribeCOV
+//! (their object lists are read at start).
 //!
 //! Must never: block a device's thread on an OPC UA client, or show a device
 //! the gateway does not serve.
 
 mod points;
 pub mod pull;
+mod remote;
 
 use crate::plugin::PluginModel;
 use crate::server::Server;
@@ -173,11 +176,13 @@ impl OpcUaSection {
 pub async fn start(
     section: &OpcUaSection,
     servers: Vec<Arc<Server<PluginModel>>>,
+    remotes: Option<crate::app::services::Remotes>,
     base: &Path,
     cache: &Path,
 ) -> anyhow::Result<Running<GatewayPoints>> {
     let settings = section.settings(base, cache)?;
-    let source = Arc::new(GatewayPoints::new(&servers));
+    let remote = remotes.filter(|r| !r.devices.is_empty()).map(|r| Arc::new(remote::RemotePoints::new(r)));
+    let source = Arc::new(GatewayPoints::new(&servers, remote.clone()));
     let running = trellis_opcua::server::start(settings, source.clone()).await?;
     let (changes_in, mut changes) = tokio::sync::mpsc::channel(4096);
     for server in &servers {
@@ -190,6 +195,18 @@ pub async fn start(
             updater.changed(device, n.monitored_object, n.values.into_iter().map(|v| (v.property, v.value)));
         }
     });
+    if let Some(remote) = remote {
+        let updater = running.updater.clone();
+        let lifetime = section.lifetime_s;
+        tokio::spawn(async move {
+            let devices = remote.devices().await;
+            remote
+                .follow(devices, lifetime, move |device, n| {
+                    updater.changed(device, n.monitored_object, n.values.into_iter().map(|v| (v.property, v.value)));
+                })
+                .await;
+        });
+    }
     let updater = running.updater.clone();
     let every = std::time::Duration::from_secs(u64::from(section.resync_s));
     tokio::spawn(async move {

@@ -4,7 +4,9 @@
 //! through the device's server (a requester inside the gateway, so the
 //! server's checks apply as to any BACnet client).
 //!
-//! Must never: answer for a device that is not served here.
+//! Remote devices (`[[remote]]`) are reached through [`RemotePoints`].
+//!
+//! Must never: answer for a device that is neither served nor bound here.
 
 use crate::local_points::{self, WriteRefused};
 use crate::model::{ObjectModel, PropertyTarget};
@@ -14,6 +16,7 @@ use bacnet::enums::{ObjectType, PropertyIdentifier as P};
 use bacnet::{AnyValue, Element, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use super::remote::RemotePoints;
 use trellis_opcua::source::{DeviceView, ObjectView, PointFault, PointRef, PointSource};
 
 /// The properties shown as variables, when an object has them.
@@ -27,15 +30,16 @@ pub const SHOWN: &[P] = &[
     P::COV_INCREMENT,
 ];
 
-/// The served devices, by instance.
+/// The served devices, by instance, and the remote ones.
 pub struct GatewayPoints {
     servers: BTreeMap<u32, Arc<Server<PluginModel>>>,
+    remote: Option<Arc<RemotePoints>>,
 }
 
 impl GatewayPoints {
-    /// Over these servers.
-    pub fn new(servers: &[Arc<Server<PluginModel>>]) -> Self {
-        GatewayPoints { servers: servers.iter().map(|s| (s.device_id().instance, s.clone())).collect() }
+    /// Over these servers and these remote devices.
+    pub fn new(servers: &[Arc<Server<PluginModel>>], remote: Option<Arc<RemotePoints>>) -> Self {
+        GatewayPoints { servers: servers.iter().map(|s| (s.device_id().instance, s.clone())).collect(), remote }
     }
 
     /// Each device's objects as (id, name), for noticing a changed list
@@ -116,6 +120,9 @@ impl PointSource for GatewayPoints {
         for (instance, server) in &self.servers {
             out.push(self.device(*instance, server).await);
         }
+        if let Some(remote) = &self.remote {
+            out.extend(remote.devices().await);
+        }
         out
     }
 
@@ -129,8 +136,13 @@ impl PointSource for GatewayPoints {
         }
         for (device, indexes) in by_device {
             let Some(server) = self.servers.get(&device) else {
-                for i in indexes {
-                    results[i] = Err(PointFault::Unavailable(format!("device {device} is not served here")));
+                let asked: Vec<PointRef> = indexes.iter().map(|&i| points[i]).collect();
+                let answers = match &self.remote {
+                    Some(remote) if remote.has(device) => remote.read(device, &asked).await,
+                    _ => vec![Err(PointFault::Unavailable(format!("device {device} is not served here"))); asked.len()],
+                };
+                for (i, a) in indexes.into_iter().zip(answers) {
+                    results[i] = a;
                 }
                 continue;
             };
@@ -158,10 +170,12 @@ impl PointSource for GatewayPoints {
     }
 
     async fn write(&self, point: PointRef, value: AnyValue, priority: u8) -> Result<(), PointFault> {
-        let server = self
-            .servers
-            .get(&point.device)
-            .ok_or_else(|| PointFault::Unavailable(format!("device {} is not served here", point.device)))?;
+        let Some(server) = self.servers.get(&point.device) else {
+            return match &self.remote {
+                Some(remote) if remote.has(point.device) => remote.write(point, value, priority).await,
+                _ => Err(PointFault::Unavailable(format!("device {} is not served here", point.device))),
+            };
+        };
         let value = value.as_primitive().cloned().ok_or_else(|| PointFault::Refused("not a primitive value".into()))?;
         local_points::write(server, point.object, point.property, value, priority).await.map_err(|e| match e {
             WriteRefused::Error(e) => PointFault::Bacnet(e),

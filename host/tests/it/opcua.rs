@@ -523,3 +523,52 @@ write_back = false
         s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 5.0)
     });
 }
+
+#[test]
+fn remote_devices_are_in_the_address_space_read_written_and_followed_by_cov() {
+    // Device 4001 is another gateway's (the objects of
+    // examples/opcua-client/objects.toml); this gateway binds it with
+    // [[remote]] and shows it beside its own device over OPC UA.
+    let remote_scratch = Scratch::new("opcua", "remote-device");
+    let remote_port = crate::peers::free_port();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/opcua-client");
+    let _remote = Gateway::start(
+        &["--port", &remote_port.to_string(), "run", "--device-id", "4001", "--data-dir", data.to_str().unwrap()],
+        &remote_scratch.0,
+    )
+    .unwrap_or_else(|log| panic!("the remote device exited before serving:\n{log}"));
+
+    let scratch = Scratch::new("opcua", "remote");
+    let (ua_port, bip) = (free_tcp_port(), crate::peers::free_port());
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/opcua-server.toml"))
+        .unwrap()
+        .replace("bind = \"127.0.0.1:4840\"", &format!("bind = \"127.0.0.1:{ua_port}\""))
+        .replace("port = 47808", &format!("port = {bip}"))
+        + &format!("\n[[remote]]\ndevice = 4001\naddress = \"127.0.0.1:{remote_port}\"\n");
+    let config = scratch.path("with-remote.toml");
+    std::fs::write(&config, text).unwrap();
+    let _gateway = Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let url = format!("opc.tcp://localhost:{ua_port}/");
+
+    let mut ua = UaClient::start("opcua_client.py");
+    let c = ua.ask(json!({"op": "connect", "url": url, "security": "none", "user": "operator", "password": "change-me"}));
+    assert_eq!(c["ok"], true, "{c}");
+    let internetwork = ua.node(&["BACnet"]);
+    let devices = ua.ask(json!({"op": "browse", "node": internetwork}));
+    assert!(devices["children"].as_array().unwrap().iter().any(|d| d == "Line 3 PLC"), "{devices}");
+    let pv = ua.node(&["BACnet", "Line 3 PLC", "Line 3 Temperature", "Present_Value"]);
+    assert_eq!(ua.read(&pv, "Value"), json!(0.0), "read over BACnet/IP from device 4001");
+    assert_eq!(ua.ask(json!({"op": "subscribe", "node": pv, "interval": 50}))["ok"], true);
+
+    // A BACnet client writes the remote device: its COV reaches OPC UA.
+    let remote = format!("127.0.0.1:{remote_port}");
+    let (ok, said) = cli(&["write", &remote, "analog-value,1", "present-value", "33.5", "--priority", "8"]);
+    assert!(ok, "{said}");
+    ua.wait_change(&pv, "33.5 from the remote device's COV", |v| v.as_f64() == Some(33.5));
+
+    // An OPC UA write goes to the remote device.
+    assert_eq!(ua.write(&pv, json!(12.25), "Float"), "Good");
+    let (ok, back) = cli(&["read", &remote, "analog-value,1", "priority-array"]);
+    assert!(ok && back.contains("12.25"), "{back}");
+}
