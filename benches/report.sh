@@ -37,9 +37,16 @@ mkdir -p "$RAW" "$OUT"
 
 bash .ci/setup
 
-echo "==> cargo build --release (trellis, stress-test)"
+# The opcua scenario builds the C reference stack (open62541) for its
+# library comparison: it needs cmake and libclang.
+if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
+    SUDO=""; if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake libclang-dev >/dev/null
+fi
+
+echo "==> cargo build --release (trellis, stress-test with open62541)"
 BUILD_START=$(date +%s)
-cargo build --release --locked -p trellis -p trellis-benches
+cargo build --release --locked -p trellis -p trellis-benches --features trellis-benches/open62541
 echo "==> the build took $(( $(date +%s) - BUILD_START )) s"
 STRESS=target/release/stress-test
 
@@ -68,6 +75,7 @@ run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
 run amplification $STRESS amplification --target all
 run mqtt $STRESS mqtt --messages 20000 --rounds $ROUNDS --callgrind
+run opcua $STRESS opcua --seconds $OBJECT_SECS --latency-secs 5
 # Unpinned: the gateway's threads may use every core the machine has.
 run router $STRESS router --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
 run devices $STRESS devices --devices 1,8 --clients-per-device 8 --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS --pin off

@@ -5,7 +5,7 @@
 //! - [`follow`]: changes — SubscribeCOV (unconfirmed) on every object that
 //!   takes it, renewed at three quarters of the lifetime, the notifications
 //!   handed to a channel;
-//! - [`write`]: WriteProperty at a priority, a BACnet error named in the result;
+//! - [`write()`]: WriteProperty at a priority, a BACnet error named in the result;
 //! - [`read_objects`]: every object's Present_Value (and Units) for a birth.
 //!
 //! Must never: wait on whoever reads the channel (a full one drops, counted

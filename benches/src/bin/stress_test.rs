@@ -202,6 +202,73 @@ enum Scenario {
         #[arg(long)]
         callgrind: bool,
     },
+    /// OPC UA Reads (100 variables, one value per Read, client processes ×
+    /// Reads in flight) against Trellis's server and the other stacks, with
+    /// the same native client; then COV → DataChange latency and memory per
+    /// session and monitored item on Trellis.
+    Opcua {
+        /// Seconds of reading per step.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Client process counts, comma-separated.
+        #[arg(long, default_value = "1,3,10", value_delimiter = ',')]
+        clients: Vec<usize>,
+        /// Reads in flight per client process.
+        #[arg(long, default_value_t = 32)]
+        outstanding: usize,
+        /// Servers, comma-separated: trellis, async-opcua-points, open62541-points, open62541, async-opcua, o6, asyncua
+        /// (the open62541 ones need a build with `--features open62541`).
+        #[arg(
+            long,
+            default_value = "trellis,async-opcua-points,open62541-points,open62541,async-opcua,o6,asyncua",
+            value_delimiter = ','
+        )]
+        servers: Vec<String>,
+        /// The `trellis` binary (default: beside this one).
+        #[arg(long)]
+        trellis: Option<std::path::PathBuf>,
+        /// The Python with o6 and asyncua (default: the repository's .venv-peers).
+        #[arg(long)]
+        python: Option<std::path::PathBuf>,
+        /// BACnet writes per second in the latency step (0: skip it).
+        #[arg(long, default_value_t = 1000)]
+        rate: u32,
+        /// Seconds of writing in the latency step.
+        #[arg(long, default_value_t = 5)]
+        latency_secs: u64,
+        /// Where the servers keep their files.
+        #[arg(long)]
+        work_dir: Option<std::path::PathBuf>,
+    },
+    /// One OPC UA server of `opcua` (run by it).
+    #[command(hide = true)]
+    OpcuaServe {
+        /// async-opcua, async-opcua-points, open62541, open62541-points.
+        #[arg(long)]
+        stack: String,
+        /// The port on 127.0.0.1.
+        #[arg(long)]
+        port: u16,
+        /// Where it keeps its files.
+        #[arg(long)]
+        work_dir: std::path::PathBuf,
+    },
+    /// One client process of `opcua` (run by it): prints reads, errors, seconds.
+    #[command(hide = true)]
+    OpcuaRead {
+        /// The server's endpoint URL.
+        #[arg(long)]
+        url: String,
+        /// NodeIds, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        nodes: Vec<String>,
+        /// Seconds of reading.
+        #[arg(long)]
+        seconds: f64,
+        /// Reads in flight.
+        #[arg(long)]
+        outstanding: usize,
+    },
     /// The trellis side of `mqtt` alone, for callgrind (run by `mqtt --callgrind`).
     #[command(hide = true)]
     MqttPublish {
@@ -443,6 +510,34 @@ fn main() -> anyhow::Result<()> {
         Scenario::Sc { nodes, common } => {
             let o = steps(&common, &[1, 10], &[1, 16])?;
             with_env(&common, |env| scenario::sc::run(env, nodes, &o))
+        }
+        Scenario::Opcua { seconds, clients, outstanding, servers, trellis, python, rate, latency_secs, work_dir } => {
+            let work = work_dir
+                .unwrap_or_else(|| std::env::temp_dir().join(format!("trellis-opcua-bench-{}", std::process::id())));
+            let exe = std::env::current_exe()?;
+            let trellis = trellis.unwrap_or_else(|| exe.with_file_name("trellis"));
+            let python = python
+                .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-peers/bin/python"));
+            let o = scenario::opcua::OpcUaOptions {
+                seconds,
+                clients,
+                outstanding,
+                servers,
+                trellis,
+                python,
+                rate,
+                latency_secs,
+            };
+            let r = scenario::opcua::run(&o, &work);
+            let _ = std::fs::remove_dir_all(&work);
+            r
+        }
+        Scenario::OpcuaServe { stack, port, work_dir } => scenario::opcua::serve::serve(&stack, port, &work_dir),
+        Scenario::OpcuaRead { url, nodes, seconds, outstanding } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+            let r = runtime.block_on(scenario::opcua::load::run(&url, &nodes, seconds, outstanding))?;
+            println!("{}", serde_json::json!({"reads": r.reads, "errors": r.errors, "seconds": r.seconds}));
+            Ok(())
         }
         Scenario::MqttPublish { port, messages, payload, work_dir } => {
             scenario::mqtt::publish_only(port, messages, payload, &work_dir)

@@ -9,6 +9,7 @@ pub mod amplification;
 pub mod data;
 pub mod devices;
 pub mod mqtt;
+pub mod opcua;
 pub mod page;
 pub mod router;
 pub mod sections;

@@ -46,6 +46,7 @@ pub fn page(results: &Results) -> Page {
     super::router::router_section(&mut p, results);
     super::amplification::amplification_section(&mut p, results);
     super::mqtt::mqtt_section(&mut p, results);
+    super::opcua::opcua_section(&mut p, results);
     mstp_section(&mut p, results);
     not_measured(&mut p.markdown);
     p

@@ -18,6 +18,9 @@
 //! - [`sc`]: ReadProperty over BACnet/SC through each side's hub, against
 //!   rusty-bacnet's hub and SC server (and our B/IP beside it); a hub's
 //!   handshakes per second, memory per idle connection and broadcast fan-out.
+//! - [`opcua`]: OPC UA Reads against Trellis's server and the other stacks
+//!   (open62541, async-opcua, o6, asyncua) with one native client; COV →
+//!   DataChange latency; memory per session and monitored item.
 //! - [`swap`]: hot swaps of Trellis's plugin under load (Trellis only: no
 //!   peer can swap its object model).
 //!
@@ -32,6 +35,7 @@ pub mod devices;
 pub mod mixed;
 pub mod mqtt;
 pub mod objects;
+pub mod opcua;
 pub mod router;
 pub mod sc;
 pub mod segmentation;

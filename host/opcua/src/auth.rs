@@ -9,9 +9,9 @@
 //! password.
 
 use async_trait::async_trait;
+use opcua::server::ServerEndpoint;
 use opcua::server::address_space::AccessLevel;
 use opcua::server::authenticator::{AuthManager, Password, UserToken, user_pass_security_policy_id};
-use opcua::server::ServerEndpoint;
 use opcua::types::{Error, NodeId, StatusCode, UAString, UserTokenPolicy, UserTokenType};
 
 /// What a kind of session may do.
@@ -137,7 +137,10 @@ mod tests {
         let rw = AccessLevel::CURRENT_READ | AccessLevel::CURRENT_WRITE;
         let node = NodeId::new(1, 1000u32);
         assert_eq!(auth.effective_user_access_level(&UserToken("operator".into()), rw, &node).bits(), rw.bits());
-        assert_eq!(auth.effective_user_access_level(&UserToken("viewer".into()), rw, &node).bits(), AccessLevel::CURRENT_READ.bits());
+        assert_eq!(
+            auth.effective_user_access_level(&UserToken("viewer".into()), rw, &node).bits(),
+            AccessLevel::CURRENT_READ.bits()
+        );
         let anonymous = UserToken(opcua::server::ANONYMOUS_USER_TOKEN_ID.into());
         assert_eq!(auth.effective_user_access_level(&anonymous, rw, &node).bits(), AccessLevel::CURRENT_READ.bits());
         assert!(same(b"abc", b"abc") && !same(b"abc", b"abd") && !same(b"abc", b"ab"));

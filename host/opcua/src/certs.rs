@@ -53,7 +53,9 @@ pub fn create(pki: &Path, request: &CertificateRequest, overwrite: bool) -> Resu
     let mut data = X509Data::from((description, Some(request.hosts.clone())));
     data.certificate_duration_days = request.days;
     data.key_size = 2048;
-    store.create_and_store_application_instance_cert(&data, overwrite).map_err(|e| format!("{}: {e}", pki.display()))?;
+    store
+        .create_and_store_application_instance_cert(&data, overwrite)
+        .map_err(|e| format!("{}: {e}", pki.display()))?;
     keep_private(&store.own_private_key_path())?;
     Ok(cert)
 }

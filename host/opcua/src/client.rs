@@ -260,7 +260,10 @@ async fn run<C: opcua::client::transport::Connector + Send + Sync + 'static>(
                         match subscribe(&session, &settings, tx.clone(), stats, by_node).await {
                             Ok(id) => *current = Some(id),
                             Err(e) => {
-                                tracing::warn!(url = settings.url, "OPC UA client: the subscription could not be made: {e}")
+                                tracing::warn!(
+                                    url = settings.url,
+                                    "OPC UA client: the subscription could not be made: {e}"
+                                )
                             }
                         }
                     }
@@ -331,7 +334,8 @@ async fn subscribe(
             )
         })
         .collect();
-    let created = session.create_monitored_items(id, TimestampsToReturn::Both, items).await.map_err(|e| e.to_string())?;
+    let created =
+        session.create_monitored_items(id, TimestampsToReturn::Both, items).await.map_err(|e| e.to_string())?;
     for (node, item) in settings.nodes.iter().zip(&created) {
         if !item.result.status_code.is_good() {
             tracing::warn!(url = settings.url, %node, "OPC UA client: the server refused to monitor a node ({})", item.result.status_code);

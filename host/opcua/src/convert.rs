@@ -11,8 +11,8 @@
 //! a plausible-looking one (that is `None` / a Bad status).
 
 use crate::source::PointFault;
-use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P};
 use bacnet::Value;
+use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P};
 use bacnet::{AnyValue, CharacterString, ObjectIdentifier};
 use opcua::types::{DataTypeId, StatusCode, UAString, Variant};
 
@@ -134,7 +134,9 @@ impl Kind {
             Kind::Double => Value::Double(number.ok_or(mismatch)?),
             Kind::Boolean => Value::Boolean(boolean(variant).ok_or(mismatch)?),
             Kind::BinaryPv => Value::Enumerated(u32::from(boolean(variant).ok_or(mismatch)?)),
-            Kind::UInt32 | Kind::UInt64 => Value::Unsigned(whole(number.ok_or(mismatch)?, 0.0, u64::MAX as f64)? as u64),
+            Kind::UInt32 | Kind::UInt64 => {
+                Value::Unsigned(whole(number.ok_or(mismatch)?, 0.0, u64::MAX as f64)? as u64)
+            }
             Kind::Int32 | Kind::Int64 => {
                 Value::Signed(whole(number.ok_or(mismatch)?, i64::MIN as f64, i64::MAX as f64)? as i64)
             }

@@ -26,9 +26,7 @@ use opcua::server::diagnostics::NamespaceMetadata;
 use opcua::server::node_manager::memory::InMemoryNodeManagerImpl;
 use opcua::server::node_manager::{ParsedReadValueId, RequestContext, ServerContext, WriteNode};
 use opcua::sync::RwLock;
-use opcua::types::{
-    AttributeId, DataValue, DateTime, NumericRange, StatusCode, TimestampsToReturn,
-};
+use opcua::types::{AttributeId, DataValue, DateTime, NumericRange, StatusCode, TimestampsToReturn};
 use std::sync::Arc;
 
 /// Our namespace's URI.
@@ -171,7 +169,8 @@ impl<S: PointSource> InMemoryNodeManagerImpl for GatewayNodes<S> {
                     w.set_status(StatusCode::BadNodeIdUnknown);
                     continue;
                 };
-                if !user_access_level(context, node).contains(opcua::server::address_space::AccessLevel::CURRENT_WRITE) {
+                if !user_access_level(context, node).contains(opcua::server::address_space::AccessLevel::CURRENT_WRITE)
+                {
                     w.set_status(if node_writable(node) {
                         StatusCode::BadUserAccessDenied
                     } else {
@@ -204,20 +203,17 @@ impl<S: PointSource> InMemoryNodeManagerImpl for GatewayNodes<S> {
             // change it) goes to the address space and its subscribers.
             let points: Vec<PointRef> = written.iter().map(|p| p.point).collect();
             let values = self.source.read(&points).await;
-            let updates: Vec<_> = written
-                .iter()
-                .zip(values)
-                .filter_map(|(p, v)| v.ok().map(|v| (p, data_value(p.kind, &v))))
-                .collect();
+            let updates: Vec<_> =
+                written.iter().zip(values).filter_map(|(p, v)| v.ok().map(|v| (p, data_value(p.kind, &v)))).collect();
             let registry = self.registry();
             let updates: Vec<_> = updates
                 .into_iter()
                 .filter_map(|(p, dv)| registry.node_of(&p.point).map(|(id, _)| (id.clone(), dv)))
                 .collect();
             drop(registry);
-            context.subscriptions.notify_data_change(
-                updates.iter().map(|(id, dv)| (dv.clone(), id, AttributeId::Value)),
-            );
+            context
+                .subscriptions
+                .notify_data_change(updates.iter().map(|(id, dv)| (dv.clone(), id, AttributeId::Value)));
             let mut space = address_space.write();
             for (id, dv) in updates {
                 if let Some(opcua::server::address_space::NodeType::Variable(v)) = space.find_mut(&id) {

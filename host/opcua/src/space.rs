@@ -25,8 +25,8 @@ use bacnet::enums::{ObjectType, PropertyIdentifier as P};
 use bacnet::{AnyValue, ObjectIdentifier};
 use opcua::server::address_space::{AccessLevel, AddressSpace, ObjectBuilder, VariableBuilder};
 use opcua::types::{
-    DataTypeId, DataValue, DateTime, ExtensionObject, NodeId, ObjectId, ObjectTypeId, QualifiedName, StatusCode, VariableTypeId,
-    Variant,
+    DataTypeId, DataValue, DateTime, ExtensionObject, NodeId, ObjectId, ObjectTypeId, QualifiedName, StatusCode,
+    VariableTypeId, Variant,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -116,7 +116,11 @@ impl Registry {
     /// Make `space` show exactly `devices`: nodes of devices and objects no
     /// longer there go, new ones come (an object whose properties changed
     /// is remade). Persists newly numbered nodes.
-    pub fn sync(&mut self, space: &mut AddressSpace, devices: &[DeviceView]) -> Result<(), crate::node_ids::NodeIdError> {
+    pub fn sync(
+        &mut self,
+        space: &mut AddressSpace,
+        devices: &[DeviceView],
+    ) -> Result<(), crate::node_ids::NodeIdError> {
         let gone: Vec<u32> = self.nodes.keys().copied().collect();
         for device in gone {
             self.remove_device(space, device);
@@ -157,7 +161,14 @@ impl Registry {
         made.push(device_node.clone());
         let device_oid = ObjectIdentifier { object_type: ObjectType::DEVICE, instance: d.instance };
         let oid_node = self.id(&format!("{}/Object_Identifier", object_key(d.instance, device_oid)));
-        property(space, &oid_node, self.qualified("Object_Identifier"), Variant::UInt32(device_oid.to_u32()), DataTypeId::UInt32, &device_node);
+        property(
+            space,
+            &oid_node,
+            self.qualified("Object_Identifier"),
+            Variant::UInt32(device_oid.to_u32()),
+            DataTypeId::UInt32,
+            &device_node,
+        );
         made.push(oid_node);
         let mut names = std::collections::HashSet::new();
         for o in &d.objects {
@@ -170,7 +181,14 @@ impl Registry {
         self.nodes.insert(d.instance, made);
     }
 
-    fn add_object(&mut self, space: &mut AddressSpace, device: u32, parent: &NodeId, o: &ObjectView, made: &mut Vec<NodeId>) {
+    fn add_object(
+        &mut self,
+        space: &mut AddressSpace,
+        device: u32,
+        parent: &NodeId,
+        o: &ObjectView,
+        made: &mut Vec<NodeId>,
+    ) {
         let key = object_key(device, o.id);
         let node = self.id(&key);
         let mut b = ObjectBuilder::new(&node, self.qualified(&o.name), o.name.as_str())
@@ -182,7 +200,14 @@ impl Registry {
         b.insert(space);
         made.push(node.clone());
         let oid_node = self.id(&format!("{key}/Object_Identifier"));
-        property(space, &oid_node, self.qualified("Object_Identifier"), Variant::UInt32(o.id.to_u32()), DataTypeId::UInt32, &node);
+        property(
+            space,
+            &oid_node,
+            self.qualified("Object_Identifier"),
+            Variant::UInt32(o.id.to_u32()),
+            DataTypeId::UInt32,
+            &node,
+        );
         made.push(oid_node);
         for (p, value) in &o.properties {
             let Some(kind) = Kind::of(o.id.object_type, *p, value) else { continue };
@@ -200,7 +225,11 @@ impl Registry {
                 .access_level(access)
                 .user_access_level(access);
             vb = if *p == P::PRESENT_VALUE {
-                let t = if o.units.is_some() { VariableTypeId::AnalogItemType } else { VariableTypeId::BaseDataVariableType };
+                let t = if o.units.is_some() {
+                    VariableTypeId::AnalogItemType
+                } else {
+                    VariableTypeId::BaseDataVariableType
+                };
                 vb.has_type_definition(t).component_of(node.clone())
             } else {
                 vb.has_type_definition(VariableTypeId::PropertyType).property_of(node.clone())
@@ -223,7 +252,14 @@ impl Registry {
 }
 
 /// A read-only property variable.
-fn property(space: &mut AddressSpace, id: &NodeId, name: QualifiedName, value: Variant, data_type: DataTypeId, of: &NodeId) {
+fn property(
+    space: &mut AddressSpace,
+    id: &NodeId,
+    name: QualifiedName,
+    value: Variant,
+    data_type: DataTypeId,
+    of: &NodeId,
+) {
     let display = name.name.to_string();
     VariableBuilder::new(id, name, display.as_str())
         .data_type(data_type)
@@ -239,7 +275,9 @@ fn property(space: &mut AddressSpace, id: &NodeId, name: QualifiedName, value: V
 pub fn add_fixed_nodes(space: &mut AddressSpace, namespace: u16) {
     let id = NodeId::new(namespace, INTERNETWORK);
     ObjectBuilder::new(&id, QualifiedName::new(namespace, "BACnet"), "BACnet")
-        .description("The BACnet internetwork of this gateway: the devices it serves and the remote devices bound to it")
+        .description(
+            "The BACnet internetwork of this gateway: the devices it serves and the remote devices bound to it",
+        )
         .has_type_definition(ObjectTypeId::BaseObjectType)
         .organized_by(NodeId::from(ObjectId::ObjectsFolder))
         .insert(space);

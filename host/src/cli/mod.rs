@@ -7,11 +7,11 @@ mod datetime;
 mod dcc;
 mod discover;
 pub mod format;
+mod opcua;
 pub mod parse;
 pub mod plugin;
 mod read;
 mod readrange;
-mod opcua;
 mod reinit;
 mod run;
 mod sc;
@@ -385,7 +385,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,
         Command::Timesync(a) => timesync::run(&client, a).await,
-        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) | Command::Sc(_) | Command::Opcua(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Plugin(_) | Command::SimLine(_) | Command::Sc(_) | Command::Opcua(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 

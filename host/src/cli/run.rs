@@ -382,9 +382,10 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     let _opcua = match &config.opcua {
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
-            let running = crate::opcua_bridge::start(section, app_servers.clone(), Some(remotes.clone()), &base, &cache)
-                .await
-                .context("[opcua]")?;
+            let running =
+                crate::opcua_bridge::start(section, app_servers.clone(), Some(remotes.clone()), &base, &cache)
+                    .await
+                    .context("[opcua]")?;
             eprintln!("trellis: OPC UA at {} ({} points)", running.url, running.updater.points());
             Some(running)
         }

@@ -77,6 +77,11 @@ pub struct OpcUaSection {
     /// seconds (default 5).
     #[serde(default = "default_resync")]
     pub resync_s: u32,
+    /// The shortest publishing interval a subscription gets, in ms, and how
+    /// often subscriptions are looked at: the floor of the COV → DataChange
+    /// latency (default 1; a larger value saves wake-ups on a small box).
+    #[serde(default = "default_min_publishing")]
+    pub min_publishing_interval_ms: u64,
 }
 
 /// `[[opcua.users]]`.
@@ -115,6 +120,9 @@ fn default_lifetime() -> u32 {
 fn default_resync() -> u32 {
     5
 }
+fn default_min_publishing() -> u64 {
+    1
+}
 
 impl OpcUaSection {
     /// The server's settings; relative paths are relative to `base`,
@@ -150,6 +158,10 @@ impl OpcUaSection {
         }
         anyhow::ensure!((1..=16).contains(&self.write_priority), "write_priority must be 1..=16");
         anyhow::ensure!(self.resync_s > 0 && self.lifetime_s >= 4, "resync_s must be > 0 and lifetime_s ≥ 4");
+        anyhow::ensure!(
+            (1..=60_000).contains(&self.min_publishing_interval_ms),
+            "min_publishing_interval_ms must be 1..=60000"
+        );
         let file = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
         let host_name = self.host_name.clone().unwrap_or_else(|| match bind.ip() {
             ip if ip.is_loopback() || ip.is_unspecified() => "localhost".into(),
@@ -162,12 +174,17 @@ impl OpcUaSection {
             application_name: "Trellis gateway".into(),
             security,
             anonymous,
-            users: self.users.iter().map(|u| User { name: u.name.clone(), password: u.password.clone(), write: u.write }).collect(),
+            users: self
+                .users
+                .iter()
+                .map(|u| User { name: u.name.clone(), password: u.password.clone(), write: u.write })
+                .collect(),
             pki_dir: self.pki_dir.as_ref().map(file).unwrap_or_else(|| cache.join("opcua").join("pki")),
             trust_client_certs: self.trust_client_certs,
             node_ids: Some(self.node_ids.as_ref().map(file).unwrap_or_else(|| cache.join("opcua").join("node-ids"))),
             write_priority: self.write_priority,
             max_sessions: self.max_sessions,
+            min_publishing_interval_ms: self.min_publishing_interval_ms,
         })
     }
 }
@@ -219,8 +236,12 @@ pub async fn start(
             }
             let devices = source.devices().await;
             match updater.sync(&devices) {
-                Ok(()) => tracing::info!(points = updater.points(), "OPC UA: the address space follows a changed object list"),
-                Err(e) => tracing::error!("OPC UA: node ids could not be saved ({e}): they may change at the next start"),
+                Ok(()) => {
+                    tracing::info!(points = updater.points(), "OPC UA: the address space follows a changed object list")
+                }
+                Err(e) => {
+                    tracing::error!("OPC UA: node ids could not be saved ({e}): they may change at the next start")
+                }
             }
             seen = now;
         }

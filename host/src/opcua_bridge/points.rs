@@ -8,6 +8,7 @@
 //!
 //! Must never: answer for a device that is neither served nor bound here.
 
+use super::remote::RemotePoints;
 use crate::local_points::{self, WriteRefused};
 use crate::model::{ObjectModel, PropertyTarget};
 use crate::plugin::PluginModel;
@@ -16,7 +17,6 @@ use bacnet::enums::{ObjectType, PropertyIdentifier as P};
 use bacnet::{AnyValue, Element, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use super::remote::RemotePoints;
 use trellis_opcua::source::{DeviceView, ObjectView, PointFault, PointRef, PointSource};
 
 /// The properties shown as variables, when an object has them.

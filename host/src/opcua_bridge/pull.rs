@@ -171,7 +171,7 @@ fn bacnet_value(object: ObjectType, v: &Variant) -> Option<Value> {
     match object {
         T::BINARY_INPUT | T::BINARY_OUTPUT | T::BINARY_VALUE => Some(Value::Enumerated(u32::from(n != 0.0))),
         T::MULTI_STATE_INPUT | T::MULTI_STATE_OUTPUT | T::MULTI_STATE_VALUE => {
-            (n.fract() == 0.0 && n >= 1.0 && n <= f64::from(u32::MAX)).then(|| Value::Unsigned(n as u64))
+            (n.fract() == 0.0 && n >= 1.0 && n <= f64::from(u32::MAX)).then_some(Value::Unsigned(n as u64))
         }
         _ => (n.is_finite() && n.abs() <= f64::from(f32::MAX)).then_some(Value::Real(n as f32)),
     }
@@ -243,7 +243,10 @@ async fn run(settings: PullSettings, server: Arc<Server<PluginModel>>, points: V
         while let Some(event) = events.recv().await {
             let PullEvent::Value { index, value } = event else {
                 if let PullEvent::Lost(status) = event {
-                    tracing::warn!(url = pull_url, "OPC UA pull: connection lost ({status}), values hold until it is back");
+                    tracing::warn!(
+                        url = pull_url,
+                        "OPC UA pull: connection lost ({status}), values hold until it is back"
+                    );
                 }
                 continue;
             };

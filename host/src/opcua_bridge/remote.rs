@@ -92,7 +92,8 @@ impl RemotePoints {
                 _ => None,
             })
             .collect();
-        let asked: Vec<P> = [P::OBJECT_NAME, P::DESCRIPTION, P::UNITS].into_iter().chain(SHOWN.iter().copied()).collect();
+        let asked: Vec<P> =
+            [P::OBJECT_NAME, P::DESCRIPTION, P::UNITS].into_iter().chain(SHOWN.iter().copied()).collect();
         let mut objects = Vec::new();
         for chunk in ids.chunks(OBJECTS_PER_REQUEST) {
             let specs = chunk
@@ -181,10 +182,7 @@ impl RemotePoints {
     pub async fn write(&self, point: PointRef, value: AnyValue, priority: u8) -> Result<(), PointFault> {
         let address = self.address(point.device)?;
         let client = self.remotes.client().await.map_err(PointFault::Unavailable)?;
-        client
-            .write_property(address, point.object, point.property, None, value, Some(priority))
-            .await
-            .map_err(fault)
+        client.write_property(address, point.object, point.property, None, value, Some(priority)).await.map_err(fault)
     }
 
     /// Subscribe to COV on every object of `devices` (those bound here),

@@ -102,7 +102,8 @@ impl UaClient {
 
 /// The example on free ports; its certificate store is under the scratch cache.
 pub struct Served {
-    pub gateway: Gateway,
+    /// Kept for its drop guard: the gateway stops with the test.
+    pub _gateway: Gateway,
     pub url: String,
     pub bip: u16,
     pub pki: PathBuf,
@@ -120,7 +121,7 @@ pub fn serve_example(scratch: &Scratch, extra: &str) -> Served {
         .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
     assert!(gateway.log().contains("trellis: OPC UA at opc.tcp://localhost:"), "{}", gateway.log());
     Served {
-        gateway,
+        _gateway: gateway,
         url: format!("opc.tcp://localhost:{ua}/"),
         bip,
         pki: scratch.0.join("trellis/components/opcua/pki"),
@@ -173,8 +174,7 @@ fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
 
     // Basic256Sha256 SignAndEncrypt: an unknown client certificate is refused and kept in rejected/.
     let certs = scratch.path("asyncua-certs");
-    let secure =
-        json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": certs, "user": "operator", "password": "change-me"});
+    let secure = json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": certs, "user": "operator", "password": "change-me"});
     let refused = ua.ask(secure.clone());
     assert_eq!(refused["ok"], false, "{refused}");
     assert!(refused["error"].as_str().unwrap().contains("BadCertificateUntrusted"), "{refused}");
@@ -301,10 +301,15 @@ fn opcua_certs_makes_a_store_the_server_uses_and_never_overwrites_by_accident() 
     let extra = format!("\npki_dir = \"{}\"", pki.display());
     let served = serve_example(&scratch, &extra);
     let mut ua = UaClient::start("opcua_client.py");
-    let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": scratch.path("client")}));
+    let c = ua
+        .ask(json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": scratch.path("client")}));
     assert!(c["error"].as_str().is_some_and(|e| e.contains("BadCertificateUntrusted")), "{c}");
     assert_eq!(std::fs::read(pki.join("own/cert.der")).unwrap(), made);
-    assert_eq!(std::fs::read_dir(pki.join("rejected")).unwrap().count(), 1, "the client's certificate waits in rejected/");
+    assert_eq!(
+        std::fs::read_dir(pki.join("rejected")).unwrap().count(),
+        1,
+        "the client's certificate waits in rejected/"
+    );
 
     let (ok, _) = certs(&["--force"]);
     assert!(ok);
@@ -345,7 +350,8 @@ impl Plc {
                 }
             }
         });
-        let ready = answers.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("the {stack} server started"));
+        let ready =
+            answers.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("the {stack} server started"));
         assert_eq!(ready["ready"], true, "{ready}");
         Plc { _proc: Proc(child), stdin, answers, written, nodes: ready["nodes"].clone() }
     }
@@ -552,7 +558,8 @@ fn remote_devices_are_in_the_address_space_read_written_and_followed_by_cov() {
     let url = format!("opc.tcp://localhost:{ua_port}/");
 
     let mut ua = UaClient::start("opcua_client.py");
-    let c = ua.ask(json!({"op": "connect", "url": url, "security": "none", "user": "operator", "password": "change-me"}));
+    let c =
+        ua.ask(json!({"op": "connect", "url": url, "security": "none", "user": "operator", "password": "change-me"}));
     assert_eq!(c["ok"], true, "{c}");
     let internetwork = ua.node(&["BACnet"]);
     let devices = ua.ask(json!({"op": "browse", "node": internetwork}));
