@@ -579,3 +579,40 @@ fn remote_devices_are_in_the_address_space_read_written_and_followed_by_cov() {
     let (ok, back) = cli(&["read", &remote, "analog-value,1", "priority-array"]);
     assert!(ok && back.contains("12.25"), "{back}");
 }
+
+#[test]
+fn a_hot_swap_keeps_node_ids_reads_and_subscriptions() {
+    let scratch = Scratch::new("opcua", "swap");
+    let (ua_port, bip) = (free_tcp_port(), crate::peers::free_port());
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/opcua-server.toml"))
+        .unwrap()
+        .replace("bind = \"127.0.0.1:4840\"", &format!("bind = \"127.0.0.1:{ua_port}\""))
+        .replace("port = 47808", &format!("port = {bip}"));
+    let config = scratch.path("swap.toml");
+    std::fs::write(&config, format!("[policy]\nallow_unsigned = true\n\n{text}")).unwrap();
+    let gateway = Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    let url = format!("opc.tcp://localhost:{ua_port}/");
+    let mut ua = UaClient::start("opcua_client.py");
+    assert_eq!(ua.ask(json!({"op": "connect", "url": url, "security": "none"}))["ok"], true);
+    let path = [ZONE_SETPOINT, &["Present_Value"]].concat();
+    let setpoint = ua.node(&path);
+    assert_eq!(ua.ask(json!({"op": "subscribe", "node": setpoint, "interval": 50}))["ok"], true);
+
+    // A new build of the device's plugin (here: the same one, as a file).
+    let file = scratch.path("demo-building.wasm");
+    std::fs::write(&file, trellis::plugin::builtin::DEMO_BUILDING).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["plugin", "swap", "1001", file.to_str().unwrap(), "--socket", gateway.socket().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // The same NodeId, read and followed as before.
+    assert_eq!(ua.node(&path), setpoint);
+    assert!(ua.read(&setpoint, "Value").is_f64());
+    let device = format!("127.0.0.1:{bip}");
+    let (ok, said) = cli(&["write", &device, "analog-value,1", "present-value", "26.5", "--priority", "8"]);
+    assert!(ok, "{said}");
+    ua.wait_change(&setpoint, "26.5 after the swap", |v| v.as_f64() == Some(26.5));
+}
