@@ -31,7 +31,7 @@ pub async fn follow(server: Arc<Server<PluginModel>>, lifetime_s: u32, out: mpsc
         let objects = match crate::model::ObjectModel::objects(server.model()).await {
             Ok(o) => o,
             Err(e) => {
-                tracing::warn!(device, "MQTT bridge: the object list could not be read: {e}");
+                tracing::warn!(device, "northbound: the object list could not be read: {e}");
                 Vec::new()
             }
         };
@@ -49,7 +49,7 @@ pub async fn follow(server: Arc<Server<PluginModel>>, lifetime_s: u32, out: mpsc
                 subscribed += 1;
             }
         }
-        tracing::debug!(device, subscribed, "MQTT bridge: COV subscriptions made");
+        tracing::debug!(device, subscribed, "northbound: COV subscriptions made");
         let until = tokio::time::Instant::now() + renew;
         loop {
             let n = tokio::select! {

@@ -61,7 +61,7 @@ pub fn create(pki: &Path, request: &CertificateRequest, overwrite: bool) -> Resu
 }
 
 /// The key readable by its owner only, and its folder too.
-fn keep_private(key: &Path) -> Result<(), String> {
+pub fn keep_private(key: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let set = |p: &Path, mode| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).map_err(|e| format!("{}: {e}", p.display()))

@@ -130,6 +130,12 @@ impl Puller {
             .recreate_subscriptions(false)
             .client()
             .map_err(|e| e.join("; "))?;
+        // async-opcua made the client's certificate if there was none:
+        // its key is the owner's only.
+        let key = opcua::crypto::CertificateStore::new(&settings.pki_dir).own_private_key_path();
+        if key.exists() {
+            crate::certs::keep_private(&key)?;
+        }
         let identity = match &settings.user {
             Some((user, password)) => IdentityToken::UserName(user.clone(), Password::new(password.clone())),
             None => IdentityToken::Anonymous,

@@ -198,6 +198,23 @@ pub async fn start(
     cache: &Path,
 ) -> anyhow::Result<Running<GatewayPoints>> {
     let settings = section.settings(base, cache)?;
+    if !settings.bind.ip().is_loopback() {
+        if settings.security.contains(&Security::None) {
+            tracing::warn!(
+                bind = %settings.bind,
+                "OPC UA: an endpoint without security is open beyond this host: requests and values cross the \
+                 network in clear (list only basic256sha256-sign-encrypt in [opcua] security to refuse that)"
+            );
+        }
+        if settings.anonymous != Access::None {
+            tracing::warn!(
+                bind = %settings.bind,
+                "OPC UA: anonymous sessions are allowed beyond this host: anyone who reaches it can read every \
+                 point{} (anonymous = \"none\" in [opcua] to refuse them)",
+                if settings.anonymous == Access::ReadWrite { " and write them" } else { "" }
+            );
+        }
+    }
     let remote = remotes.filter(|r| !r.devices.is_empty()).map(|r| Arc::new(remote::RemotePoints::new(r)));
     let source = Arc::new(GatewayPoints::new(&servers, remote.clone()));
     let running = trellis_opcua::server::start(settings, source.clone()).await?;

@@ -139,10 +139,14 @@ impl SubscriptionCache {
             let lck = trace_read_lock!(self.inner);
             for (session_id, sub) in lck.session_subscriptions.iter() {
                 let mut sub_lck = sub.lock();
-                items_to_delete.push((
-                    sub_lck.session().clone(),
-                    sub_lck.tick(&now, now_instant, TickReason::TickTimerFired),
-                ));
+                // Trellis patch (see vendor/README.md): only sessions with
+                // expired items go on; upstream queued every session at every
+                // tick, and each then cost a request context and a call into
+                // every node manager, whatever there was to delete.
+                let expired = sub_lck.tick(&now, now_instant, TickReason::TickTimerFired);
+                if !expired.is_empty() {
+                    items_to_delete.push((sub_lck.session().clone(), expired));
+                }
                 if sub_lck.is_ready_to_delete() {
                     to_delete.push(*session_id);
                 }
