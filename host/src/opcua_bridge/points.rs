@@ -127,8 +127,28 @@ impl PointSource for GatewayPoints {
     }
 
     async fn read(&self, points: &[PointRef]) -> Vec<Result<AnyValue, PointFault>> {
-        let mut results: Vec<Result<AnyValue, PointFault>> =
-            vec![Err(PointFault::Unavailable("not read".into())); points.len()];
+        // The usual Read names points of one served device: one model call, no grouping.
+        if let Some(first) = points.first()
+            && let Some(server) = self.servers.get(&first.device)
+            && points.iter().all(|p| p.device == first.device)
+        {
+            let targets: Vec<PropertyTarget> = points
+                .iter()
+                .map(|p| PropertyTarget { object: p.object, property: p.property, array_index: None })
+                .collect();
+            return match server.model().read(&targets).await {
+                Ok(reads) if reads.len() == points.len() => reads
+                    .into_iter()
+                    .map(|read| match read.into_iter().next() {
+                        Some(r) => r.outcome.map_err(PointFault::Bacnet),
+                        None => Err(PointFault::Unavailable("the model gave no answer".into())),
+                    })
+                    .collect(),
+                Ok(_) => vec![Err(PointFault::Unavailable("the model answered another count".into())); points.len()],
+                Err(e) => vec![Err(PointFault::Unavailable(e.to_string())); points.len()],
+            };
+        }
+        let mut results: Vec<Option<Result<AnyValue, PointFault>>> = vec![None; points.len()];
         // One model call per device, whatever the order of the points.
         let mut by_device: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
@@ -142,7 +162,7 @@ impl PointSource for GatewayPoints {
                     _ => vec![Err(PointFault::Unavailable(format!("device {device} is not served here"))); asked.len()],
                 };
                 for (i, a) in indexes.into_iter().zip(answers) {
-                    results[i] = a;
+                    results[i] = Some(a);
                 }
                 continue;
             };
@@ -153,20 +173,23 @@ impl PointSource for GatewayPoints {
             match server.model().read(&targets).await {
                 Ok(reads) => {
                     for (&i, read) in indexes.iter().zip(reads) {
-                        results[i] = match read.into_iter().next() {
+                        results[i] = Some(match read.into_iter().next() {
                             Some(r) => r.outcome.map_err(PointFault::Bacnet),
                             None => Err(PointFault::Unavailable("the model gave no answer".into())),
-                        };
+                        });
                     }
                 }
                 Err(e) => {
                     for i in indexes {
-                        results[i] = Err(PointFault::Unavailable(e.to_string()));
+                        results[i] = Some(Err(PointFault::Unavailable(e.to_string())));
                     }
                 }
             }
         }
         results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(PointFault::Unavailable("the model left it out".into()))))
+            .collect()
     }
 
     async fn write(&self, point: PointRef, value: AnyValue, priority: u8) -> Result<(), PointFault> {
