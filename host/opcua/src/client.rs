@@ -197,17 +197,10 @@ impl Puller {
 pub fn cast(v: &Variant, t: DataTypeId) -> Option<Variant> {
     let n = match v {
         Variant::Boolean(b) => f64::from(u8::from(*b)),
-        Variant::SByte(x) => f64::from(*x),
-        Variant::Byte(x) => f64::from(*x),
-        Variant::Int16(x) => f64::from(*x),
-        Variant::UInt16(x) => f64::from(*x),
-        Variant::Int32(x) => f64::from(*x),
-        Variant::UInt32(x) => f64::from(*x),
-        Variant::Int64(x) => *x as f64,
-        Variant::UInt64(x) => *x as f64,
-        Variant::Float(x) => f64::from(*x),
-        Variant::Double(x) => *x,
-        other => return Some(other.clone()),
+        other => match crate::convert::numeric(other) {
+            Some(n) => n,
+            None => return Some(other.clone()),
+        },
     };
     let whole = n.fract() == 0.0;
     let fits = |lo: f64, hi: f64| whole && n >= lo && n <= hi;

@@ -153,7 +153,8 @@ impl Kind {
     }
 }
 
-fn numeric(v: &Variant) -> Option<f64> {
+/// A numeric Variant's value (any integer or float type; not Boolean).
+pub fn numeric(v: &Variant) -> Option<f64> {
     Some(match v {
         Variant::SByte(x) => f64::from(*x),
         Variant::Byte(x) => f64::from(*x),

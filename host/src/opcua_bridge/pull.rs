@@ -155,17 +155,7 @@ async fn commanded_by_bacnet(
 fn bacnet_value(object: ObjectType, v: &Variant) -> Option<Value> {
     let n = match v {
         Variant::Boolean(b) => f64::from(u8::from(*b)),
-        Variant::SByte(x) => f64::from(*x),
-        Variant::Byte(x) => f64::from(*x),
-        Variant::Int16(x) => f64::from(*x),
-        Variant::UInt16(x) => f64::from(*x),
-        Variant::Int32(x) => f64::from(*x),
-        Variant::UInt32(x) => f64::from(*x),
-        Variant::Int64(x) => *x as f64,
-        Variant::UInt64(x) => *x as f64,
-        Variant::Float(x) => f64::from(*x),
-        Variant::Double(x) => *x,
-        _ => return None,
+        other => trellis_opcua::convert::numeric(other)?,
     };
     use ObjectType as T;
     match object {
