@@ -156,7 +156,8 @@ pub struct AppLine {
 }
 
 impl AppLine {
-    fn of(a: &crate::app::AppHandle) -> AppLine {
+    /// An application's line, as it stands.
+    pub fn of(a: &crate::app::AppHandle) -> AppLine {
         let s = a.status();
         let state = if s.disabled {
             "disabled"
@@ -210,7 +211,8 @@ pub struct PolicyLine {
 }
 
 impl PolicyLine {
-    fn of(p: &PolicyPlugin) -> PolicyLine {
+    /// A routing policy's line, as it stands.
+    pub fn of(p: &PolicyPlugin) -> PolicyLine {
         let s = p.status();
         PolicyLine {
             plugin: format!("{} {}", s.info.name, s.info.version),
@@ -274,7 +276,57 @@ impl std::fmt::Display for PluginHealth {
 /// replace a running plugin: given the file and the device's base plugin
 /// configuration, returns the component bytes to load (exactly the bytes
 /// checked) and the configuration with the granted capabilities applied.
-pub type Vetting = Arc<dyn Fn(&Path, PluginConfig) -> Result<(Vec<u8>, PluginConfig), String> + Send + Sync>;
+pub type Vetting =
+    Arc<dyn Fn(&Path, PluginConfig) -> Result<(Vec<u8>, PluginConfig, Provenance), String> + Send + Sync>;
+
+/// Where a device's running plugin came from and what it was granted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Provenance {
+    /// `builtin:NAME`, or the file it was loaded from.
+    pub source: String,
+    /// The trusted key that signed it (hex), when it loaded as signed.
+    pub signed_by: Option<String>,
+    /// What it was granted (`data_dir = …, clock = …, …`), or "built-in (trusted)".
+    pub capabilities: String,
+    /// SHA-256 of the component, hex.
+    pub sha256: Option<String>,
+}
+
+impl Provenance {
+    /// A file's, from what the policy granted it.
+    pub fn of_file(path: &Path, component: &[u8], caps: &crate::plugin::policy::Capabilities) -> Provenance {
+        use sha2::Digest;
+        Provenance {
+            source: path.display().to_string(),
+            signed_by: caps.signed_by.as_ref().map(|k| crate::plugin::signing::hex(k)),
+            capabilities: caps.summary(),
+            sha256: Some(sha2::Sha256::digest(component).iter().map(|b| format!("{b:02x}")).collect()),
+        }
+    }
+
+    /// A built-in plugin's.
+    pub fn builtin(name: &str) -> Provenance {
+        Provenance {
+            source: name.to_string(),
+            signed_by: None,
+            capabilities: "built-in (trusted)".into(),
+            sha256: None,
+        }
+    }
+}
+
+/// The last hot swap of a device, for the console.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SwapRecord {
+    /// Seconds since the Unix epoch.
+    pub at: u64,
+    /// The plugin now serving, "name version".
+    pub plugin: String,
+    /// Time to load the new component, ms.
+    pub load_ms: f64,
+    /// Time the device paused, µs.
+    pub pause_us: f64,
+}
 
 /// What the admin API may act on.
 pub struct Admin {
@@ -284,6 +336,8 @@ pub struct Admin {
     policies: Vec<(PolicyPlugin, PolicyConfig)>,
     rules: PolicySection,
     apps: Vec<crate::app::AppHandle>,
+    provenance: std::sync::Mutex<BTreeMap<u32, Provenance>>,
+    swaps: std::sync::Mutex<BTreeMap<u32, SwapRecord>>,
 }
 
 impl Admin {
@@ -291,7 +345,47 @@ impl Admin {
     /// plugin configuration, before capabilities). `vet` runs the
     /// signature/capability policy on every component before it is loaded.
     pub fn new(engine: PluginEngine, devices: BTreeMap<u32, (PluginModel, PluginConfig)>, vet: Vetting) -> Self {
-        Admin { engine, devices, vet, policies: Vec::new(), rules: PolicySection::default(), apps: Vec::new() }
+        Admin {
+            engine,
+            devices,
+            vet,
+            policies: Vec::new(),
+            rules: PolicySection::default(),
+            apps: Vec::new(),
+            provenance: Default::default(),
+            swaps: Default::default(),
+        }
+    }
+
+    /// And where each device's plugin came from.
+    pub fn with_provenance(self, provenance: BTreeMap<u32, Provenance>) -> Self {
+        *self.provenance.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = provenance;
+        self
+    }
+
+    /// The devices whose plugins may be swapped, and their running models.
+    pub fn devices(&self) -> impl Iterator<Item = (u32, &PluginModel)> {
+        self.devices.iter().map(|(d, (m, _))| (*d, m))
+    }
+
+    /// Where `device`'s plugin came from.
+    pub fn provenance(&self, device: u32) -> Option<Provenance> {
+        self.provenance.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&device).cloned()
+    }
+
+    /// `device`'s last hot swap.
+    pub fn last_swap(&self, device: u32) -> Option<SwapRecord> {
+        self.swaps.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&device).cloned()
+    }
+
+    /// The routing policies, in order.
+    pub fn policies(&self) -> impl Iterator<Item = &PolicyPlugin> {
+        self.policies.iter().map(|(p, _)| p)
+    }
+
+    /// The applications.
+    pub fn apps(&self) -> &[crate::app::AppHandle] {
+        &self.apps
     }
 
     /// And the applications, whose files `rules` (given with the policies,
@@ -358,7 +452,7 @@ impl Admin {
         let (current, config) =
             self.devices.get(&device).ok_or_else(|| format!("no device {device} is served here"))?;
         let (vet, path, base) = (self.vet.clone(), file.to_path_buf(), config.clone());
-        let (bytes, mut next_config) =
+        let (bytes, mut next_config, provenance) =
             crate::offload::run(format!("vetting {}", file.display()), VET_TIME_LIMIT, move || vet(&path, base))
                 .await
                 .map_err(|e| e.to_string())??;
@@ -378,7 +472,12 @@ impl Admin {
             current.swap_timed(&next).await.map_err(|e| format!("swap refused, old plugin kept: {e}"))?;
         let pause_us = pause.as_secs_f64() * 1e6;
         tracing::info!(device, plugin = %info.name, version = %info.version, load_ms, pause_us, "plugin swapped");
-        Ok(Response::Swapped { device, plugin: format!("{} {}", info.name, info.version), load_ms, pause_us })
+        let plugin = format!("{} {}", info.name, info.version);
+        self.provenance.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(device, provenance);
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let record = SwapRecord { at, plugin: plugin.clone(), load_ms, pause_us };
+        self.swaps.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(device, record);
+        Ok(Response::Swapped { device, plugin, load_ms, pause_us })
     }
 }
 

@@ -79,7 +79,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The whole configuration.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Engine settings.
@@ -110,13 +110,15 @@ pub struct Config {
     /// `[client]`: the gateway's own BACnet client (for `[[remote]]`).
     #[serde(default)]
     pub client: crate::app::ClientSection,
+    /// `[http]`: the console, the REST API and `/metrics` (on by default, on loopback).
+    pub http: Option<crate::http::HttpSection>,
 }
 
 /// `bbmd = { … }` on a B/IP `[[device]]` or `[[router.port]]`: the port is
 /// a BBMD (Annex J), hardened: no foreign device registers unless its
 /// network is listed, the BDT is not writable over the network, and every
 /// management request is rate-limited per source.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct BbmdSection {
     /// The peer BBMDs: `IP:PORT` (broadcasts are sent to it, which
@@ -195,7 +197,7 @@ impl BbmdSection {
 }
 
 /// `[router]`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RouterSection {
     /// `[[router.port]]`: its B/IP ports.
@@ -209,7 +211,7 @@ pub struct RouterSection {
 }
 
 /// One `[[router.policy]]`: a routing-policy plugin and its settings.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingPolicySection {
     /// `builtin:firewall`, `builtin:broadcast-guard`, or a component file
@@ -273,7 +275,7 @@ impl RoutingPolicySection {
 /// One `[[router.port]]`: a B/IP port of the router, or with `mstp`, an
 /// MS/TP port (a trunk: the router routes to it; no device of the
 /// gateway's own is on it).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RouterPortSection {
     /// `IP` or `IP/PREFIX` to bind.
@@ -310,7 +312,7 @@ impl RouterSection {
 }
 
 /// `[engine]`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct EngineSection {
     /// Directory for compiled plugins (`.cwasm`); default: the user cache dir.
@@ -322,7 +324,7 @@ pub struct EngineSection {
 }
 
 /// One `[[device]]`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
     /// `IP` or `IP/PREFIX` to bind.
@@ -381,7 +383,7 @@ pub struct DeviceSection {
 }
 
 /// `bip6 = { … }` in a `[[device]]`: a BACnet/IPv6 port (Annex U).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Bip6Section {
     /// The IPv6 address to bind (default `::1`).
@@ -405,7 +407,7 @@ pub struct Bip6Section {
 
 /// `bbmd = { … }` in a `bip6 = { … }`: the port is a BACnet/IPv6 BBMD,
 /// hardened as the IPv4 one (there is no BDT to write over IPv6).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Bbmd6Section {
     /// The peer BBMDs: `[IPV6]:PORT`.
@@ -471,7 +473,7 @@ fn default_bind6() -> std::net::Ipv6Addr {
 }
 
 /// `mstp = { … }` in a `[[device]]`: an MS/TP port on a serial device.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MstpSection {
     /// The serial device, e.g. `/dev/ttyUSB0` (8N1).
@@ -541,7 +543,7 @@ fn default_true() -> bool {
 
 /// `[device.limits]`; every field optional, defaults in
 /// [`crate::server::Limits`].
-#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
     /// Confirmed requests in progress per peer (default 16); more are
@@ -723,6 +725,7 @@ impl Config {
             apps: Vec::new(),
             remotes: Vec::new(),
             client: crate::app::ClientSection::default(),
+            http: None,
         }
     }
 
@@ -741,6 +744,9 @@ impl Config {
 
     fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(!self.devices.is_empty() || self.router.is_some(), "no [[device]] to serve (and no [router])");
+        if let Some(h) = &self.http {
+            h.check()?;
+        }
         if let Some(m) = &self.mqtt {
             m.validate()?;
         }

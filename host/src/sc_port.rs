@@ -34,7 +34,7 @@ const MAX_BVLC: u16 = 1600;
 const MAX_NPDU: u16 = 1497;
 
 /// `sc = { … }` in a `[[device]]`: a BACnet/SC port (Annex AB).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ScSection {
     /// `wss://HOST:PORT/PATH` of the primary hub; default: this port's own
@@ -82,7 +82,7 @@ pub struct ScSection {
 }
 
 /// `direct_connect = { … }` in an `sc = { … }`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct DirectSection {
     /// Open direct connections to the nodes we send to (default true).

@@ -147,6 +147,20 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// The operator's HTTP surface: ReadProperty load with and without a
+    /// console watching the point table (server-sent events), alternating
+    /// order each round, then `/metrics` scrape times of a gateway serving
+    /// --devices devices. Trellis only.
+    Console {
+        /// Devices of the gateway scraped.
+        #[arg(long, default_value_t = 100)]
+        devices: u32,
+        /// Scrapes timed.
+        #[arg(long, default_value_t = 200)]
+        scrapes: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// The router: ReadProperty through Trellis's router (a device on a
     /// virtual network behind its port) beside the same device served
     /// directly and the rusty-bacnet wheel's server (added p50, throughput),
@@ -502,6 +516,10 @@ fn main() -> anyhow::Result<()> {
         Scenario::Devices { devices, clients_per_device, common } => {
             let o = steps(&common, &[1], &[1])?;
             with_env(&common, |env| scenario::devices::run(env, &devices, clients_per_device, &o))
+        }
+        Scenario::Console { devices, scrapes, common } => {
+            let o = steps(&common, &[10], &[1])?;
+            with_env(&common, |env| scenario::console::run(env, devices, scrapes, &o))
         }
         Scenario::Router { scale, common } => {
             let o = steps(&common, &[1, 10], &[1])?;

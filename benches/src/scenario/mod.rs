@@ -29,6 +29,7 @@
 
 pub mod amplification;
 pub mod clients;
+pub mod console;
 pub mod cost;
 pub mod cov;
 pub mod devices;

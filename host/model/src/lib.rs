@@ -14,6 +14,7 @@
 
 mod changes;
 mod clock;
+pub mod latency;
 
 pub use changes::{ChangeFeed, Changes};
 pub use clock::HostClock;

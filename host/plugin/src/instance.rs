@@ -142,6 +142,14 @@ struct Health {
     failures: AtomicU64,
     snapshots: AtomicU64,
     replayed: AtomicU64,
+    /// Failures by kind: traps, deadline and memory limit hits.
+    traps: AtomicU64,
+    deadline_hits: AtomicU64,
+    memory_hits: AtomicU64,
+    /// How long each export call took (the guest's time, not the queue's).
+    calls: trellis_model::latency::LatencyHistogram,
+    /// The last failure, in one line.
+    last_failure: std::sync::Mutex<Option<String>>,
 }
 
 /// A point-in-time copy of an instance's health counters.
@@ -159,6 +167,12 @@ pub struct HealthReport {
     pub snapshots: u64,
     /// Journal entries replayed into fresh instances.
     pub replayed: u64,
+    /// Failures that were traps.
+    pub traps: u64,
+    /// Failures that were the time limit.
+    pub deadline_hits: u64,
+    /// Failures that were the memory limit.
+    pub memory_hits: u64,
 }
 
 impl Health {
@@ -170,7 +184,20 @@ impl Health {
             failures: self.failures.load(Ordering::Relaxed),
             snapshots: self.snapshots.load(Ordering::Relaxed),
             replayed: self.replayed.load(Ordering::Relaxed),
+            traps: self.traps.load(Ordering::Relaxed),
+            deadline_hits: self.deadline_hits.load(Ordering::Relaxed),
+            memory_hits: self.memory_hits.load(Ordering::Relaxed),
         }
+    }
+
+    fn count_failure(&self, err: &ModelError) {
+        let kind = match err {
+            ModelError::Trapped { .. } => &self.traps,
+            ModelError::DeadlineExceeded { .. } => &self.deadline_hits,
+            ModelError::MemoryExceeded { .. } => &self.memory_hits,
+            _ => return,
+        };
+        kind.fetch_add(1, Ordering::Relaxed);
     }
 
     fn carry_over(&self, from: &Health, restart: bool, failure: bool) {
@@ -179,6 +206,11 @@ impl Health {
         self.failures.store(old.failures + failure as u64, Ordering::Relaxed);
         self.snapshots.store(old.snapshots, Ordering::Relaxed);
         self.replayed.store(old.replayed, Ordering::Relaxed);
+        self.traps.store(old.traps, Ordering::Relaxed);
+        self.deadline_hits.store(old.deadline_hits, Ordering::Relaxed);
+        self.memory_hits.store(old.memory_hits, Ordering::Relaxed);
+        let last = from.last_failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        *self.last_failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = last;
     }
 }
 
@@ -356,6 +388,16 @@ impl Instance {
         self.health.report()
     }
 
+    /// How long its export calls took.
+    pub fn call_latency(&self) -> trellis_model::latency::LatencySnapshot {
+        self.health.calls.snapshot()
+    }
+
+    /// Its last failure, in one line.
+    pub fn last_failure(&self) -> Option<String> {
+        self.health.last_failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
     /// Writes in the journal now (accepted since the last snapshot).
     pub async fn journal_len(&self) -> usize {
         self.core.lock().await.journal.len()
@@ -529,6 +571,7 @@ impl Instance {
             }
         };
         core.call_abandoned = false;
+        self.health.calls.record(started.elapsed());
         match outcome {
             Ok(r) => r.map_err(|e| classify(&self.spec, &e, live.store.data().limiter.hits())),
             Err(_) => {
@@ -567,6 +610,8 @@ impl Instance {
         core.live = None;
         core.last_failure = Some(err.clone());
         self.health.failures.fetch_add(1, Ordering::Relaxed);
+        self.health.count_failure(&err);
+        *self.health.last_failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(err.to_string());
         let name = &*self.spec.name;
         match core.restarts.failed(Instant::now()) {
             Verdict::RestartNow => {

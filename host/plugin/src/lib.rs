@@ -319,6 +319,16 @@ impl PluginModel {
         self.active().health()
     }
 
+    /// How long the serving instance's export calls took.
+    pub fn call_latency(&self) -> trellis_model::latency::LatencySnapshot {
+        self.active().call_latency()
+    }
+
+    /// The serving instance's last failure, in one line.
+    pub fn last_failure(&self) -> Option<String> {
+        self.active().last_failure()
+    }
+
     /// The model's change notifications (for COV and Database_Revision).
     pub fn changes(&self) -> ChangeFeed {
         self.inner.changes.clone()

@@ -81,7 +81,7 @@ pub const MAX_SIGNATURE_BYTES: u64 = 4 << 10;
 /// `[policy]` of the configuration file: the operator's rules for plugin
 /// files (enforced by [`check`]; built-in plugins are trusted by
 /// construction and not subject to it).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySection {
     /// ed25519 public keys (64 hex digits) whose signatures are trusted.
@@ -196,7 +196,7 @@ impl Manifest {
 }
 
 /// Access to the plugin's data directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataAccess {
     /// No file system at all.

@@ -26,6 +26,11 @@ impl Bip6Port {
         self.handle.local_addr()
     }
 
+    /// The port's counters (shared: they keep counting while it serves).
+    pub fn stats(&self) -> std::sync::Arc<trellis_bip6::Bip6Stats> {
+        self.driver.stats()
+    }
+
     /// Our VMAC.
     pub fn vmac(&self) -> [u8; 3] {
         self.handle.vmac()

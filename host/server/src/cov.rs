@@ -98,6 +98,26 @@ impl Cov {
         self.with_table(|t, _| t.len())
     }
 
+    /// Every subscription in force, for the operator: the subscriber's
+    /// address, its process identifier, the object and property, whether
+    /// confirmed, the seconds left (0 = indefinite).
+    pub fn list(&self) -> Vec<(DeviceAddress, u32, ObjectIdentifier, P, bool, u32)> {
+        self.with_table(|t, now| {
+            t.active_subscriptions(now)
+                .map(|s| {
+                    (
+                        s.subscriber.clone(),
+                        s.subscriber_process_identifier,
+                        s.monitored_property.object,
+                        s.monitored_property.property,
+                        s.issue_confirmed_notifications,
+                        s.time_remaining,
+                    )
+                })
+                .collect()
+        })
+    }
+
     /// The Active_COV_Subscriptions value of the Device object.
     pub fn active_subscriptions(&self) -> AnyValue {
         let mut out = Vec::new();

@@ -116,6 +116,7 @@ pub struct Server<M> {
     cov: Cov,
     communication: CommunicationControl,
     stats: ServerStats,
+    requests: super::request_metrics::RequestMetrics,
     /// An acknowledged ReinitializeDevice: Some(cold start).
     pending_restart: std::sync::Mutex<Option<bool>>,
 }
@@ -174,6 +175,7 @@ impl<M: ObjectModel> Server<M> {
             cov,
             communication: CommunicationControl::default(),
             stats: ServerStats::default(),
+            requests: Default::default(),
             pending_restart: Default::default(),
         }
     }
@@ -186,6 +188,11 @@ impl<M: ObjectModel> Server<M> {
     /// What the transport side refused or gave up on.
     pub fn stats(&self) -> &ServerStats {
         &self.stats
+    }
+
+    /// Counts and latencies of the confirmed requests executed, per service.
+    pub fn request_metrics(&self) -> &super::request_metrics::RequestMetrics {
+        &self.requests
     }
 
     /// The DeviceCommunicationControl state.
@@ -305,6 +312,20 @@ impl<M: ObjectModel> Server<M> {
     /// [`execute`](Self::execute), encoding a ReadProperty answer into
     /// `answer` (an empty buffer, recycled: no allocation per request).
     pub async fn execute_into(
+        &self,
+        peer: &DeviceAddress,
+        service: S,
+        body: &[u8],
+        room: AnswerRoom,
+        answer: Vec<u8>,
+    ) -> Response {
+        let started = std::time::Instant::now();
+        let response = self.execute_service(peer, service, body, room, answer).await;
+        self.requests.record(service, &response, started.elapsed());
+        response
+    }
+
+    async fn execute_service(
         &self,
         peer: &DeviceAddress,
         service: S,

@@ -33,6 +33,11 @@ impl BipPort {
         trellis_bip::enable_bbmd(&mut self.handle, &mut self.driver, config)
     }
 
+    /// The port's datagram counters (shared: they keep counting while it serves).
+    pub fn stats(&self) -> Arc<trellis_bip::DriverStats> {
+        self.driver.stats()
+    }
+
     /// The local broadcast address and port.
     pub fn broadcast_addr(&self) -> std::net::SocketAddrV4 {
         self.handle.broadcast_addr()

@@ -30,6 +30,7 @@ pub mod native;
 pub mod network_port;
 mod outbox;
 mod read_range;
+pub mod request_metrics;
 mod router_node;
 mod sc;
 mod station;

@@ -43,6 +43,11 @@ impl MstpPort {
         self.driver.name()
     }
 
+    /// Where the port's state and counters can be read while it serves.
+    pub fn status_source(&self) -> trellis_mstp::MstpSender {
+        self.handle.sender().clone()
+    }
+
     pub(super) fn into_parts(self) -> (MstpHandle, MstpDriver) {
         (self.handle, self.driver)
     }

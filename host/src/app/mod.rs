@@ -46,7 +46,7 @@ use trellis_mqtt::link::Incoming;
 
 /// One `[[remote]]`: a device the gateway does not serve that the
 /// applications may reach (their grants permitting), at a fixed address.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteSection {
     /// Its device instance.
@@ -57,7 +57,7 @@ pub struct RemoteSection {
 
 /// `[client]`: the gateway's own BACnet client, which reaches the
 /// `[[remote]]` devices.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ClientSection {
     /// The IPv4 address to bind (default 0.0.0.0).
@@ -117,7 +117,7 @@ pub fn remotes(sections: &[RemoteSection], client: &ClientSection) -> anyhow::Re
 }
 
 /// One `[[app]]`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppSection {
     /// Its name in logs and status (default: the plugin's name).

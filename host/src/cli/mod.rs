@@ -15,6 +15,7 @@ mod readrange;
 mod reinit;
 mod run;
 mod sc;
+mod scaffold;
 mod simline;
 mod timesync;
 mod whois;
@@ -41,9 +42,22 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// For people: `TIME LEVEL target: message fields`.
+    #[default]
+    Text,
+    /// One JSON object per line (`timestamp`, `level`, `target`, `fields`), for the journal and log shippers.
+    Json,
+}
+
 /// Options every subcommand takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
+    /// Log lines on stderr as `text` or `json` (filter: TRELLIS_LOG, e.g. info or trellis=debug).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Local IPv4 address to bind, optionally with its prefix length
     /// (IP/PREFIX, e.g. 192.168.1.10/24, gives the subnet broadcast address).
     /// Use your BACnet interface's address on a real network.

@@ -28,6 +28,12 @@ pub struct PluginArgs {
 /// The `trellis plugin` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
+    /// Make a new plugin project that builds as it is: Cargo.toml, src/lib.rs
+    /// with a working example and a test, its capability manifest, and a
+    /// README with the build, sign and serve commands.
+    ///
+    /// Example: trellis plugin new boiler-plant --kind object-model
+    New(super::scaffold::NewArgs),
     /// Make a signing key pair: KEY (secret, mode 0600) and KEY.pub (public, hex).
     ///
     /// Prints the public key. Give KEY.pub (or the printed hex) to operators:
@@ -250,6 +256,7 @@ pub struct VerifyArgs {
 /// Run a `trellis plugin` subcommand.
 pub fn run(a: PluginArgs) -> Result<(), Failure> {
     match a.command {
+        PluginCommand::New(a) => super::scaffold::run(a),
         PluginCommand::Keygen(a) => keygen(a),
         PluginCommand::Sign(a) => sign(a),
         PluginCommand::Verify(a) => verify(a),

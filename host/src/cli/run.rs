@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// /tmp/trellis-UID/admin.sock]. Its directory must be ours and mode 0700 (created so if missing).
     #[arg(long)]
     pub admin_socket: Option<PathBuf>,
+    /// Where the console, REST API and /metrics listen (IP:PORT), or `off`
+    /// [default: [http] bind, else 127.0.0.1:47880].
+    #[arg(long, value_name = "IP:PORT|off")]
+    pub http: Option<String>,
 }
 
 /// Run `trellis run` until Ctrl-C or SIGTERM. `bind` and `port` come from
@@ -98,6 +102,10 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     // Every served device, for the MQTT bridge.
     let mut served = Vec::new();
     let mut swappable = std::collections::BTreeMap::new();
+    // For the HTTP surface: every served device and every port with its counters.
+    let mut http_devices = std::collections::BTreeMap::new();
+    let mut http_ports = Vec::new();
+    let mut provenances = std::collections::BTreeMap::new();
     let mut watched = Vec::new();
     let router_ports = router.as_ref().map_or(0, |r| r.ports.len());
     let mut port_devices: Vec<Option<std::sync::Arc<crate::server::Server<PluginModel>>>> = vec![None; router_ports];
@@ -125,7 +133,8 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             next_unit += 1;
             shards.for_device(next_unit - 1)
         };
-        let (model, bip, mut server_config, base_config) = start_device(&engine, d, i, &base, &config.policy).await?;
+        let (model, bip, mut server_config, base_config, provenance) =
+            start_device(&engine, d, i, &base, &config.policy).await?;
         model.set_home(shard.handle().clone());
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
@@ -233,7 +242,20 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 None => unreachable!("a device not behind the router has its own port"),
             }
         };
-        eprintln!("trellis: device {instance} on {on} — plugin {} {} ({objects} objects)", info.name, info.version);
+        let line = format!("device {instance} on {on} — plugin {} {} ({objects} objects)", info.name, info.version);
+        eprintln!("trellis: {line}");
+        crate::http::logs::note(line);
+        http_devices.insert(instance, crate::http::DeviceEntry { server: served[i].clone(), on: on.clone() });
+        provenances.insert(instance, provenance);
+        if let Some((p, _)) = &port {
+            http_ports.push(crate::http::PortEntry {
+                kind: p.kind(),
+                name: on.clone(),
+                device: Some(instance),
+                network: None,
+                counters: p.counters(),
+            });
+        }
         if d.management_open_to_the_network() {
             tracing::warn!(
                 "device {instance} on {on} has no `password`: DeviceCommunicationControl and ReinitializeDevice \
@@ -274,6 +296,12 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     trellis_sc::identity::hex(&started.view.node.status().vmac)
                 );
                 let routes = routes.for_network(p.network);
+                http_ports.push(router_port(
+                    "sc",
+                    format!("BACnet/SC via {}", started.view.primary_hub),
+                    p.network,
+                    crate::http::PortCounters::None,
+                ));
                 sc_ports.push(crate::server::RouterScPort { port: started.port, network: p.network, routes });
                 continue;
             }
@@ -299,6 +327,12 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     v[2]
                 );
                 let routes = routes.for_network(p.network);
+                http_ports.push(router_port(
+                    "bip6",
+                    format!("BACnet/IPv6 {}", port.local_addr()),
+                    p.network,
+                    crate::http::PortCounters::Bip6(port.stats()),
+                ));
                 bip6_ports.push(crate::server::RouterBip6Port { port, network: p.network, routes });
                 continue;
             }
@@ -309,6 +343,12 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                     p.network, m.device, m.baud, m.mac
                 );
                 let routes = routes.for_network(p.network);
+                http_ports.push(router_port(
+                    "mstp",
+                    format!("MS/TP {}", m.device),
+                    p.network,
+                    crate::http::PortCounters::Mstp(port.status_source()),
+                ));
                 mstp_ports.push(crate::server::RouterMstpPort { port, network: p.network, routes });
                 continue;
             }
@@ -322,6 +362,12 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             }
             eprintln!("trellis: router: network {} on BACnet/IP {}", p.network, port.local_addr());
             let routes = routes.for_network(p.network);
+            http_ports.push(router_port(
+                "bip",
+                format!("BACnet/IP {}", port.local_addr()),
+                p.network,
+                crate::http::PortCounters::Bip(port.stats()),
+            ));
             ports.push(crate::server::RouterBipPort { port, network: p.network, device, routes });
         }
         let virtual_networks: Vec<_> = virtual_networks
@@ -423,13 +469,24 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let (component, caps) = policy::check_file(path, &swap_policy).map_err(|e| e.to_string())?;
         let device_memory_mb = (pc.limits.memory_bytes >> 20) as u64;
         caps.apply(&mut pc, device_memory_mb);
-        Ok((component, pc))
+        let provenance = crate::admin::Provenance::of_file(path, &component, &caps);
+        Ok((component, pc, provenance))
     });
     let admin = std::sync::Arc::new(
         crate::admin::Admin::new(engine.clone(), devices, vet)
             .with_policies(swappable_policies, config.policy.clone())
-            .with_apps(apps, config.policy.clone()),
+            .with_apps(apps, config.policy.clone())
+            .with_provenance(provenances),
     );
+    let uploads = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis")).join("uploads");
+    let gateway = crate::http::Gateway {
+        devices: http_devices,
+        admin: admin.clone(),
+        ports: http_ports,
+        config: crate::http::redacted(&config),
+        uploads,
+    };
+    start_http(&config, a.http.as_deref(), gateway).await?;
     for (device, file) in &watched {
         tasks.spawn(watch(admin.clone(), *device, file.clone()));
     }
@@ -463,6 +520,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         );
     }
     eprintln!("trellis: serving; Ctrl-C to stop");
+    crate::http::logs::note("serving");
     let stop = tokio::select! {
         Some(done) = tasks.join_next() => {
             return match done {
@@ -479,6 +537,45 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     drop(shards);
     eprintln!("trellis: stopped");
     Ok(())
+}
+
+/// Start the console, REST API and `/metrics`: `--http`, else `[http]`,
+/// else the default loopback bind — where a taken default port is said and
+/// passed over (the gateway serves BACnet without a console), while a bind
+/// someone asked for must succeed.
+async fn start_http(config: &Config, flag: Option<&str>, gateway: crate::http::Gateway) -> anyhow::Result<()> {
+    let mut section = config.http.clone().unwrap_or_default();
+    let asked = flag.is_some() || config.http.is_some();
+    if let Some(bind) = flag {
+        section.bind = bind.to_string();
+    }
+    match crate::http::start(&section, gateway).await {
+        Ok(Some(running)) => {
+            let line = format!(
+                "console {} (API {}api/openapi.json, metrics {}metrics)",
+                running.url, running.url, running.url
+            );
+            eprintln!("trellis: {line}");
+            crate::http::logs::note(line);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) if !asked => {
+            eprintln!("trellis: no console ({e:#}); set [http] bind or --http to move it, or --http off");
+            Ok(())
+        }
+        Err(e) => Err(e.context("[http]")),
+    }
+}
+
+/// A router port, for the HTTP surface.
+fn router_port(
+    kind: &'static str,
+    name: String,
+    network: u16,
+    counters: crate::http::PortCounters,
+) -> crate::http::PortEntry {
+    crate::http::PortEntry { kind, name, device: None, network: Some(network), counters }
 }
 
 /// The engine's instance pool, sized for `devices`: an instance each, a
@@ -538,6 +635,27 @@ enum Port {
     Sc(Box<crate::sc_port::StartedSc>),
 }
 
+impl Port {
+    fn kind(&self) -> &'static str {
+        match self {
+            Port::Bip(_) => "bip",
+            Port::Bip6(_) => "bip6",
+            Port::Mstp(_) => "mstp",
+            Port::Sc(_) => "sc",
+        }
+    }
+
+    /// Where its counters are read while it serves.
+    fn counters(&self) -> crate::http::PortCounters {
+        match self {
+            Port::Bip(p) => crate::http::PortCounters::Bip(p.stats()),
+            Port::Bip6(p) => crate::http::PortCounters::Bip6(p.stats()),
+            Port::Mstp(p) => crate::http::PortCounters::Mstp(p.status_source()),
+            Port::Sc(_) => crate::http::PortCounters::None,
+        }
+    }
+}
+
 /// Removes the admin socket however the run ends.
 struct RemoveOnDrop(PathBuf);
 
@@ -553,7 +671,7 @@ async fn start_device(
     index: usize,
     base: &Path,
     policy: &PolicySection,
-) -> anyhow::Result<(PluginModel, trellis_bip::BipConfig, DeviceConfig, PluginConfig)> {
+) -> anyhow::Result<(PluginModel, trellis_bip::BipConfig, DeviceConfig, PluginConfig, crate::admin::Provenance)> {
     let bip = trellis_bip::BipConfig::from_cidr(&d.bind, d.port).map_err(|e| anyhow::anyhow!("bind: {e}"))?;
     let mut pc = PluginConfig::new(format!("device{}:{}", index + 1, d.plugin));
     // Relative to the configuration file, like every other path in it.
@@ -565,16 +683,25 @@ async fn start_device(
     let engine = engine.clone();
     // Reading, checking and compiling run off the runtime, each under a time
     // limit (crate::offload): no plugin file can stall start-up forever.
+    let provenance;
     let (source, granted) = match plugin {
-        PluginRef::Builtin("demo-building") => (Source::Bytes(builtin::DEMO_BUILDING), None),
-        PluginRef::Builtin(_) => (Source::File(PathBuf::from(builtin::BULK_OBJECTS_PATH)), None),
+        PluginRef::Builtin(name @ "demo-building") => {
+            provenance = crate::admin::Provenance::builtin(&format!("builtin:{name}"));
+            (Source::Bytes(builtin::DEMO_BUILDING), None)
+        }
+        PluginRef::Builtin(name) => {
+            provenance = crate::admin::Provenance::builtin(&format!("builtin:{name}"));
+            (Source::File(PathBuf::from(builtin::BULK_OBJECTS_PATH)), None)
+        }
         PluginRef::File(path) => {
             // ---- signed plugins and capabilities (issue #3 item 9): a plugin FILE loads only as
             // plugin::policy grants it (built-ins are trusted by construction); the bytes
             // checked are the bytes loaded.
             let (rules, what) = (policy.clone(), format!("vetting {}", path.display()));
+            let shown = path.clone();
             let (component, caps) =
                 offload::run(what, VET_TIME_LIMIT, move || policy::check_file(&path, &rules)).await??;
+            provenance = crate::admin::Provenance::of_file(&shown, &component, &caps);
             caps.apply(&mut pc, d.memory_mb);
             (Source::Vetted(component), Some(caps))
         }
@@ -598,7 +725,7 @@ async fn start_device(
         accept_time_sync: d.accept_time_sync,
         ..Default::default()
     };
-    Ok((model, bip, config, base_config))
+    Ok((model, bip, config, base_config, provenance))
 }
 
 /// Load `[[router.policy]]` number `index + 1`: a built-in, or a file

@@ -41,7 +41,7 @@ use trellis_mqtt::link::{Incoming, Link, LinkConfig};
 use trellis_mqtt::spool::{Spool, SpoolConfig};
 
 /// `[mqtt]`: publish the served devices' points to a broker.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MqttSection {
     /// The broker, `HOST:PORT`.
@@ -91,7 +91,7 @@ pub struct MqttSection {
 }
 
 /// `tls = { … }` in `[mqtt]`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MqttTls {
     /// The issuer certificates (PEM) the broker's must chain to.

@@ -41,7 +41,7 @@ use trellis_mqtt::sparkplug::proto::{DataType, MetricValue};
 use trellis_mqtt::sparkplug::{self as spb, Command, CommandMetric, EdgeNode, MetricRef, Point, PointValue};
 
 /// `sparkplug = { … }` in `[mqtt]`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct SparkplugSection {
     /// The Sparkplug group (topic level 2).

@@ -38,7 +38,7 @@ use trellis_opcua::source::PointSource;
 pub use points::GatewayPoints;
 
 /// `[opcua]`: serve the points over OPC UA.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct OpcUaSection {
     /// Where to listen, `IP:PORT` (default `127.0.0.1:4840`: loopback only).
@@ -85,7 +85,7 @@ pub struct OpcUaSection {
 }
 
 /// `[[opcua.users]]`.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct OpcUaUser {
     /// The user name.

@@ -34,7 +34,7 @@ use trellis_opcua::opcua::types::{NodeId, Variant};
 use trellis_opcua::server::Security;
 
 /// `[[opcua_client]]`: one OPC UA server to pull from.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct OpcUaClientSection {
     /// The server's endpoint URL.
@@ -65,7 +65,7 @@ pub struct OpcUaClientSection {
 }
 
 /// `[[opcua_client.point]]`: one node ↔ one object's Present_Value.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PointMapping {
     /// The node, `ns=2;s=Line3.Temperature` or `ns=2;i=1001`.

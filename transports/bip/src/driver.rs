@@ -26,6 +26,8 @@ pub struct Received {
 pub struct DriverStats {
     /// Datagrams carrying an NPDU handed up.
     pub npdus: AtomicU64,
+    /// Datagrams sent through the port's handle.
+    pub sent: AtomicU64,
     /// Datagrams dropped as malformed BVLL.
     pub malformed: AtomicU64,
     /// BBMD requests answered with a NAK.

@@ -15,11 +15,18 @@ pub struct BipHandle {
     /// The port's BBMD, when it is one: our broadcasts go to its peers and
     /// foreign devices too.
     pub(crate) bbmd: Option<Arc<crate::PortBbmd>>,
+    /// The port's counters, shared with its driver (datagrams sent here).
+    stats: Arc<crate::driver::DriverStats>,
 }
 
 impl BipHandle {
-    pub(crate) fn new(socket: Arc<UdpSocket>, local: SocketAddrV4, broadcast: SocketAddrV4) -> Self {
-        BipHandle { socket, local, broadcast, bbmd: None }
+    pub(crate) fn new(
+        socket: Arc<UdpSocket>,
+        local: SocketAddrV4,
+        broadcast: SocketAddrV4,
+        stats: Arc<crate::driver::DriverStats>,
+    ) -> Self {
+        BipHandle { socket, local, broadcast, bbmd: None, stats }
     }
 
     /// Our unicast B/IP address.
@@ -54,6 +61,7 @@ impl BipHandle {
         let mut buf = Vec::with_capacity(4 + msg.npdu().map_or(16, |n| n.len()));
         msg.encode(&mut buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.socket.send_to(&buf, to).await?;
+        self.stats.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if let (Some(bbmd), Bvll::OriginalBroadcastNpdu(npdu)) = (&self.bbmd, msg) {
             bbmd.with(&self.socket, |b, now| b.handle_local_broadcast(now, npdu));
         }
@@ -82,7 +90,10 @@ impl BipHandle {
                     first_error.get_or_insert_with(|| std::io::Error::from(std::io::ErrorKind::WriteZero));
                     rest = &rest[1..];
                 }
-                Ok(sent) => rest = &rest[sent.min(rest.len())..],
+                Ok(sent) => {
+                    self.stats.sent.fetch_add(sent as u64, std::sync::atomic::Ordering::Relaxed);
+                    rest = &rest[sent.min(rest.len())..]
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.socket.writable().await?,
                 // The kernel refused this datagram (its destination, say): the
                 // others still go.

@@ -68,8 +68,8 @@ pub fn bind(config: &BipConfig) -> Result<(BipHandle, BipDriver), BindError> {
             None
         };
     let unicast = Arc::new(unicast);
-    let handle = BipHandle::new(unicast.clone(), local, broadcast_target);
-    let driver = BipDriver::new(unicast, broadcast_rx, local);
+    let driver = BipDriver::new(unicast.clone(), broadcast_rx, local);
+    let handle = BipHandle::new(unicast, local, broadcast_target, driver.stats());
     Ok((handle, driver))
 }
 

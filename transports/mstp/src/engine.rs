@@ -22,6 +22,9 @@ pub(crate) struct Engine<P> {
     up: SyncSender<Received>,
     shared: Arc<Shared>,
     counters: DriverCounters,
+    /// Tokens received so far, and when the last one was seen (for the
+    /// token rotation time).
+    tokens_seen: (u64, Option<Micros>),
     rx: Vec<RxOctet>,
     octets: Vec<u8>,
     /// The last instant handed to the node (time given to it never goes back).
@@ -54,6 +57,7 @@ pub(crate) fn engine<P: Port>(
         up,
         shared,
         counters: DriverCounters::default(),
+        tokens_seen: (0, None),
         rx: Vec::with_capacity(256),
         octets: Vec::with_capacity(256),
         last_now: now,
@@ -113,9 +117,28 @@ impl<P: Port> Engine<P> {
                 break;
             }
         }
+        self.time_token_rotation(now);
         *self.shared.status.lock().unwrap_or_else(PoisonError::into_inner) = status(&self.node, self.counters);
         self.next = self.node.poll_timeout();
         self.next
+    }
+
+    /// When a token arrived in this turn: the time since the one before
+    /// (the token's rotation around the ring, as this station sees it).
+    fn time_token_rotation(&mut self, now: Micros) {
+        let received = self.node.counters().tokens_received;
+        if received == self.tokens_seen.0 {
+            return;
+        }
+        if let Some(before) = self.tokens_seen.1 {
+            let took = now.saturating_sub(before);
+            let c = &mut self.counters;
+            c.token_rotations += 1;
+            c.token_rotation_total_us += took;
+            c.token_rotation_last_us = took;
+            c.token_rotation_max_us = c.token_rotation_max_us.max(took);
+        }
+        self.tokens_seen = (received, Some(now));
     }
 
     /// Feed what the port received, each octet at its own instant.

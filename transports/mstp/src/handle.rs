@@ -75,6 +75,14 @@ pub struct DriverCounters {
     pub transmit_late_max: u64,
     /// Frames transmitted (the count behind the lateness figures).
     pub transmits: u64,
+    /// Token rotations seen (a token received after an earlier one).
+    pub token_rotations: u64,
+    /// Their total time, µs: from one token received to the next.
+    pub token_rotation_total_us: u64,
+    /// The last one, µs.
+    pub token_rotation_last_us: u64,
+    /// The longest one, µs.
+    pub token_rotation_max_us: u64,
 }
 
 /// A snapshot of the port's state and counters.
