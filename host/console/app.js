@@ -6,6 +6,7 @@
 const main = document.getElementById('main');
 const statusLine = document.getElementById('status');
 let pageStreams = []; // AbortControllers of the open streams; closed on navigation
+let navigation = 0;   // counts route() calls: a page that finishes loading after the next navigation opens no stream
 
 // ---- API access -----------------------------------------------------------
 
@@ -37,8 +38,9 @@ async function api(path, options) {
 
 // Server-sent events over fetch (EventSource cannot send a bearer token):
 // calls onEvent(name, data) per event, reconnects after a failure.
-function stream(path, onEvent) {
+function stream(path, onEvent, page) {
   const ctl = new AbortController();
+  if (page !== undefined && page !== navigation) { ctl.abort(); return ctl; }
   pageStreams.push(ctl);
   (async () => {
     let delay = 500;
@@ -140,7 +142,9 @@ function fail(where, e) {
 let devices = [];
 let currentDevice = null;
 
-async function pointsPage() {
+const enc = encodeURIComponent;
+
+async function pointsPage(page) {
   devices = await api('/api/devices');
   if (!devices.length) { main.replaceChildren(el('p', {}, 'No device is served.')); return; }
   if (!devices.some((d) => d.instance === currentDevice)) currentDevice = devices[0].instance;
@@ -151,27 +155,27 @@ async function pointsPage() {
   const info = el('p', { class: 'muted' }, `${d.on} — plugin ${d.plugin.name} ${d.plugin.version} (${d.state}), ${d.objects} objects`);
   const body = el('div', {}, el('p', { class: 'muted' }, 'loading…'));
   main.replaceChildren(el('h2', {}, 'Points'), tabs, info, body);
-  const rows = await api(`/api/devices/${currentDevice}/objects`);
+  const rows = await api(`/api/devices/${enc(currentDevice)}/objects`);
   const units = {};
   const trs = rows.map((r) => {
     const pv = r['present-value'];
     units[r.object] = r.units ? r.units.text : '';
     return el('tr', { 'data-object': r.object },
-      el('td', {}, el('a', { href: `#/point/${currentDevice}/${r.object}` }, r.object)),
+      el('td', {}, el('a', { href: `#/point/${enc(currentDevice)}/${enc(r.object)}` }, r.object)),
       el('td', {}, r.name),
       el('td', { class: 'pv', 'data-object': r.object }, pv ? pv.text : ''),
       el('td', { class: 'flags' }, flags(r['status-flags'])),
       el('td', {}, r['out-of-service'] ? r['out-of-service'].text : ''));
   });
   body.replaceChildren(table(['Object', 'Name', 'Present value', 'Status', 'Out of service'], trs));
-  stream(`/api/devices/${currentDevice}/events`, (name, data) => {
+  stream(`/api/devices/${enc(currentDevice)}/events`, (name, data) => {
     if (name === 'watching') main.dataset.watching = String(currentDevice);
     if (name === 'watching' && data.refused.length) {
       body.prepend(el('p', { class: 'warn' }, 'Not live (the device refused a COV subscription): ' +
         data.refused.map((r) => `${r.object} (${r.reason})`).join(', ')));
     }
     if (name !== 'point') return;
-    const row = body.querySelector(`tr[data-object="${data.object}"]`);
+    const row = body.querySelector(`tr[data-object="${CSS.escape(data.object)}"]`);
     if (!row) return;
     const pv = data.values['present-value'];
     if (pv) {
@@ -181,11 +185,12 @@ async function pointsPage() {
       setTimeout(() => row.classList.remove('flash'), 600);
     }
     if (data.values['status-flags']) row.querySelector('td.flags').textContent = flags(data.values['status-flags']);
-  });
+  }, page);
 }
 
-async function pointPage(device, object) {
-  const props = await api(`/api/devices/${device}/objects/${object}`);
+async function pointPage(device, object, page) {
+  const base = `/api/devices/${enc(device)}/objects/${enc(object)}`;
+  const props = await api(base);
   const p = props.properties;
   const name = p['object-name'] ? p['object-name'].text : object;
   const units = p.units ? p.units.text : '';
@@ -196,7 +201,7 @@ async function pointPage(device, object) {
   const write = async (v) => {
     result.textContent = 'writing…';
     try {
-      await api(`/api/devices/${device}/objects/${object}/properties/present-value`, {
+      await api(`${base}/properties/present-value`, {
         method: 'PUT', headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ value: v, priority: Number(priority.value) }),
       });
@@ -211,7 +216,7 @@ async function pointPage(device, object) {
     el('tr', {}, el('td', {}, k), el('td', { class: k === 'present-value' ? 'pv' : '' }, v.error ? `${v.error.class}: ${v.error.code}` : v.text)));
   main.replaceChildren(el('p', {}, el('a', { href: '#/' }, '← points')), el('h2', {}, `${name} (${object}, device ${device})`),
     chart, form, el('table', { class: 'kv' }, el('tbody', {}, rows)));
-  const trend = await api(`/api/devices/${device}/objects/${object}/trend`);
+  const trend = await api(`${base}/trend`);
   const history = trend.records.filter((r) => typeof r.value === 'number' || typeof r.value === 'boolean')
     .map((r) => ({ t: Date.parse(r.time), v: Number(r.value), live: false }));
   const unitText = units && units !== 'no-units' ? ` (${units})` : '';
@@ -220,7 +225,7 @@ async function pointPage(device, object) {
     : `No Trend Log object logs this point: live changes since this page opened${unitText}`;
   const draw = () => chart.replaceChildren(el('p', { class: 'muted' }, caption), drawChart(history, units, chart.clientWidth));
   draw();
-  stream(`/api/devices/${device}/events?objects=${encodeURIComponent(object)}`, (evName, data) => {
+  stream(`/api/devices/${enc(device)}/events?objects=${enc(object)}`, (evName, data) => {
     if (evName !== 'point') return;
     const pv = data.values['present-value'];
     if (!pv) return;
@@ -231,7 +236,7 @@ async function pointPage(device, object) {
       if (history.length > 2000) history.shift();
       draw();
     }
-  });
+  }, page);
 }
 
 // A line chart in SVG: the trend log's records, then the live samples.
@@ -327,7 +332,7 @@ async function swap(device, files, status) {
   status.textContent = `swapping to ${wasm.name}…`;
   status.className = 'muted';
   try {
-    const r = await api(`/api/devices/${device}/plugin`, { method: 'POST', headers: h, body: await wasm.arrayBuffer() });
+    const r = await api(`/api/devices/${enc(device)}/plugin`, { method: 'POST', headers: h, body: await wasm.arrayBuffer() });
     status.textContent = `swapped: now ${r.plugin}; loaded in ${r.load_ms.toFixed(1)} ms, device paused ${r.pause_us.toFixed(0)} µs`;
     status.className = 'ok swap-result';
   } catch (e) {
@@ -354,7 +359,7 @@ async function covPage() {
       el('tr', {}, el('td', {}, s.subscriber), el('td', {}, s.process_identifier), el('td', {}, s.object), el('td', {}, s.property), el('td', {}, s.confirmed ? 'yes' : 'no'), el('td', { class: 'num' }, s.seconds_left || 'indefinite')))))));
 }
 
-async function logsPage() {
+async function logsPage(page) {
   const box = el('div', { class: 'log', id: 'log' });
   main.replaceChildren(el('h2', {}, 'Log'), box);
   const add = (l) => {
@@ -363,24 +368,25 @@ async function logsPage() {
     box.scrollTop = box.scrollHeight;
   };
   for (const l of await api('/api/logs')) add(l);
-  stream('/api/logs/events', (name, data) => { if (name === 'log') add(data); });
+  stream('/api/logs/events', (name, data) => { if (name === 'log') add(data); }, page);
 }
 
 // ---- routing --------------------------------------------------------------
 
 async function route() {
   closeStreams();
+  const page = ++navigation;
   delete main.dataset.watching;
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  const page = parts[0] || 'points';
-  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === page || (page === 'point' && a.dataset.page === 'points'));
+  const name = parts[0] || 'points';
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name || (name === 'point' && a.dataset.page === 'points'));
   try {
-    if (page === 'point') await pointPage(Number(parts[1]), parts[2]);
-    else if (page === 'plugins') await pluginsPage();
-    else if (page === 'ports') await portsPage();
-    else if (page === 'cov') await covPage();
-    else if (page === 'logs') await logsPage();
-    else await pointsPage();
+    if (name === 'point') await pointPage(Number(parts[1]), parts[2], page);
+    else if (name === 'plugins') await pluginsPage();
+    else if (name === 'ports') await portsPage();
+    else if (name === 'cov') await covPage();
+    else if (name === 'logs') await logsPage(page);
+    else await pointsPage(page);
     if (!pageStreams.length) setStatus('connected', 'ok');
   } catch (e) {
     if (e.status !== 401) fail(main, e);

@@ -338,6 +338,9 @@ pub struct Admin {
     apps: Vec<crate::app::AppHandle>,
     provenance: std::sync::Mutex<BTreeMap<u32, Provenance>>,
     swaps: std::sync::Mutex<BTreeMap<u32, SwapRecord>>,
+    /// One swap at a time (from the socket, the HTTP API or a watched
+    /// file): what the records say is what runs.
+    swapping: tokio::sync::Mutex<()>,
 }
 
 impl Admin {
@@ -354,6 +357,7 @@ impl Admin {
             apps: Vec::new(),
             provenance: Default::default(),
             swaps: Default::default(),
+            swapping: Default::default(),
         }
     }
 
@@ -433,19 +437,24 @@ impl Admin {
                     apps: self.apps.iter().map(AppLine::of).collect(),
                 }
             }
-            Request::SwapApp { app, file } => match self.swap_app(&app, &file).await {
+            Request::SwapApp { app, file } => match self.one_at_a_time(self.swap_app(&app, &file)).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },
             },
-            Request::SwapPolicy { policy, file } => match self.swap_policy(policy, &file).await {
+            Request::SwapPolicy { policy, file } => match self.one_at_a_time(self.swap_policy(policy, &file)).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },
             },
-            Request::Swap { device, file } => match self.swap(device, &file).await {
+            Request::Swap { device, file } => match self.one_at_a_time(self.swap(device, &file)).await {
                 Ok(r) => r,
                 Err(error) => Response::Failed { error },
             },
         }
+    }
+
+    async fn one_at_a_time<T>(&self, swap: impl std::future::Future<Output = T>) -> T {
+        let _one = self.swapping.lock().await;
+        swap.await
     }
 
     async fn swap(&self, device: u32, file: &Path) -> Result<Response, String> {

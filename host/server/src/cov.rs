@@ -139,6 +139,14 @@ impl Cov {
         (DeviceAddress::from(LinkAddress::Local(id)), rx)
     }
 
+    /// Forget a local subscriber (its subscriptions cancelled or left to
+    /// expire): its channel goes now rather than at the next notification.
+    pub fn forget_local(&self, subscriber: &DeviceAddress) {
+        if let LinkAddress::Local(id) = subscriber.link {
+            self.local.lock().unwrap_or_else(PoisonError::into_inner).senders.remove(&id);
+        }
+    }
+
     /// Hand a notification to a local subscriber; false if it is gone or full.
     fn deliver_local(&self, id: u32, n: COVNotification) -> bool {
         let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);

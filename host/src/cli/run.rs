@@ -485,6 +485,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         ports: http_ports,
         config: crate::http::redacted(&config),
         uploads,
+        watchers: std::sync::Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_WATCHERS)),
     };
     start_http(&config, a.http.as_deref(), gateway).await?;
     for (device, file) in &watched {

@@ -76,6 +76,11 @@ fn sdk_root(flag: Option<PathBuf>) -> Result<PathBuf, Failure> {
     Ok(root)
 }
 
+/// `text` inside a TOML basic string.
+fn toml_escaped(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
 /// Make the project; prints where and what next.
 pub fn run(a: NewArgs) -> Result<(), Failure> {
     if !valid_name(&a.name) {
@@ -127,7 +132,7 @@ pub fn run(a: NewArgs) -> Result<(), Failure> {
         t.replace("{{name}}", name)
             .replace("{{crate}}", &crate_name)
             .replace("{{sdk_crate}}", sdk_crate)
-            .replace("{{sdk_path}}", &sdk.join(sdk_dir).display().to_string())
+            .replace("{{sdk_path}}", &toml_escaped(&sdk.join(sdk_dir).display().to_string()))
             .replace("{{kind_text}}", kind_text)
             .replace("{{summary}}", summary)
             .replace("{{serve}}", &serve)
@@ -143,10 +148,20 @@ pub fn run(a: NewArgs) -> Result<(), Failure> {
         ("src/lib.rs", fill(source)),
         (".gitignore", "target/\n*.wasm\n".to_string()),
     ];
-    std::fs::create_dir_all(dir.join("src")).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
+    // create_dir: fails if someone made it meanwhile; create_new: never overwrites.
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| usage(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    std::fs::create_dir(&dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir(dir.join("src")).map_err(|e| usage(format!("cannot create {}/src: {e}", dir.display())))?;
     for (file, text) in files {
         let path = dir.join(file);
-        std::fs::write(&path, text).map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        written.map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?;
     }
     println!("{} ({kind_text} plugin) in {}", name, dir.display());
     println!(

@@ -111,13 +111,12 @@ impl Credentials {
         if let (Some(access), Some(cert)) = (self.client_access, peer.and_then(|p| p.client_cert)) {
             return Ok(Principal { name: format!("client-certificate {}", hex8(&cert)), access });
         }
-        let Some(header) = authorization else {
-            return if self.required {
-                Err(Refusal::Missing)
-            } else {
-                Ok(Principal { name: "loopback".into(), access: Access::ReadWrite })
-            };
-        };
+        if !self.required {
+            // Nothing to check a credential against: a stale token a
+            // browser still sends must not lock the console out.
+            return Ok(Principal { name: "loopback".into(), access: Access::ReadWrite });
+        }
+        let Some(header) = authorization else { return Err(Refusal::Missing) };
         let token = bearer(header).ok_or(Refusal::Invalid)?;
         let digest: [u8; 32] = Sha256::digest(token).into();
         // Every digest is compared, so the time taken says nothing about which matched.
@@ -174,7 +173,17 @@ pub async fn require(
             );
         }
     };
-    let changes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    // Open (loopback, no credentials): only names of this host, so that a
+    // web page whose name was rebound to 127.0.0.1 cannot use the API.
+    if !credentials.required && !req.headers().get(header::HOST).is_some_and(|h| loopback_host(h.as_bytes())) {
+        return challenge(StatusCode::FORBIDDEN, "Bearer realm=\"trellis\"", "the Host header does not name this host");
+    }
+    let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    // A change another site's page asked the browser for (which would send
+    // a client certificate by itself): refused, whatever the credential.
+    if changes && cross_site(req.headers()) {
+        return challenge(StatusCode::FORBIDDEN, "Bearer realm=\"trellis\"", "a change asked from another site's page");
+    }
     if changes && principal.access < Access::ReadWrite {
         return challenge(
             StatusCode::FORBIDDEN,
@@ -187,6 +196,33 @@ pub async fn require(
     }
     req.extensions_mut().insert(principal);
     next.run(req).await
+}
+
+/// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
+fn loopback_host(host: &[u8]) -> bool {
+    let Ok(host) = std::str::from_utf8(host) else { return false };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The browser says the request comes from another site: `Sec-Fetch-Site`
+/// cross-site or same-site, or an `Origin` that is not the `Host` asked.
+fn cross_site(headers: &axum::http::HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return !matches!(site.as_bytes(), b"same-origin" | b"none");
+    }
+    match (headers.get(header::ORIGIN), headers.get(header::HOST)) {
+        (Some(origin), Some(host)) => {
+            let origin = origin.to_str().unwrap_or("");
+            let authority = origin.split_once("://").map_or("", |(_, a)| a);
+            authority.as_bytes() != host.as_bytes()
+        }
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 fn challenge(status: StatusCode, www: &'static str, message: &str) -> Response {
@@ -232,6 +268,34 @@ mod tests {
     fn without_credentials_configured_loopback_is_open() {
         let c = Credentials::new(&HttpSection::default()).unwrap();
         assert_eq!(c.identify(None, None).unwrap().access, Access::ReadWrite);
+        assert_eq!(c.identify(None, Some(b"Bearer stale")).unwrap().access, Access::ReadWrite);
+    }
+
+    #[test]
+    fn only_this_hosts_names_are_loopback_hosts() {
+        for ok in ["localhost", "localhost:47880", "127.0.0.1:47880", "127.1.2.3", "[::1]:47880", "[::1]"] {
+            assert!(loopback_host(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["evil.example:47880", "192.168.1.10:47880", "localhost.evil.example", "[::2]:80", ""] {
+            assert!(!loopback_host(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn changes_from_another_sites_page_are_told_apart() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = axum::http::HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, axum::http::HeaderValue::from_static(v));
+            }
+            h
+        };
+        assert!(cross_site(&headers(&[("sec-fetch-site", "cross-site")])));
+        assert!(!cross_site(&headers(&[("sec-fetch-site", "same-origin")])));
+        assert!(cross_site(&headers(&[("origin", "http://evil.example"), ("host", "127.0.0.1:47880")])));
+        assert!(!cross_site(&headers(&[("origin", "http://127.0.0.1:47880"), ("host", "127.0.0.1:47880")])));
+        // curl and other tools send neither.
+        assert!(!cross_site(&headers(&[("host", "127.0.0.1:47880")])));
     }
 
     #[test]

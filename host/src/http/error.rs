@@ -88,3 +88,27 @@ impl IntoResponse for ApiError {
 
 /// A handler's result.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Every error answer as JSON: axum's own rejections (a path or query that
+/// does not parse, 405, 413, 415) come as plain text, and are rewritten
+/// into the API's error object with their text as the message.
+pub async fn as_json(r: Response) -> Response {
+    let status = r.status();
+    let is_json = r.headers().get(axum::http::header::CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes().starts_with(b"application/json") || v.as_bytes().starts_with(b"text/event-stream")
+    });
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return r;
+    }
+    let (parts, body) = r.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let message = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if message.is_empty() { status.canonical_reason().unwrap_or("error").to_string() } else { message };
+    let mut out = ApiError::new(status, message).into_response();
+    for (k, v) in parts.headers.iter() {
+        if k != axum::http::header::CONTENT_TYPE && k != axum::http::header::CONTENT_LENGTH {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    out
+}

@@ -128,10 +128,21 @@ pub async fn kept() -> Json<Vec<Line>> {
     Json(tail().kept.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect())
 }
 
+/// Log streams open at once; more get 503.
+pub const MAX_STREAMS: usize = 16;
+
 /// `GET /api/logs/events`.
-pub async fn events() -> impl IntoResponse {
+pub async fn events() -> Result<impl IntoResponse, super::error::ApiError> {
+    static OPEN: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::LazyLock::new(|| std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)));
+    let permit = OPEN.clone().try_acquire_owned().map_err(|_| {
+        super::error::ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!("{MAX_STREAMS} log streams are open already; close one"),
+        )
+    })?;
     let rx = tail().feed.subscribe();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+    let stream = futures_util::stream::unfold((rx, permit), |(mut rx, permit)| async move {
         let event = match rx.recv().await {
             Ok(line) => Event::default().event("log").data(serde_json::to_string(&line).unwrap_or_default()),
             Err(broadcast::error::RecvError::Lagged(n)) => {
@@ -139,7 +150,7 @@ pub async fn events() -> impl IntoResponse {
             }
             Err(broadcast::error::RecvError::Closed) => return None,
         };
-        Some((Ok::<_, Infallible>(event), rx))
+        Some((Ok::<_, Infallible>(event), (rx, permit)))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -65,7 +65,13 @@ pub struct Gateway {
     pub config: serde_json::Value,
     /// A private directory for uploaded plugins.
     pub uploads: PathBuf,
+    /// Point streams open at once (each holds COV subscriptions in a
+    /// device's table): at most [`MAX_WATCHERS`].
+    pub watchers: Arc<tokio::sync::Semaphore>,
 }
+
+/// Point streams (`/api/devices/{device}/events`) open at once; more get 503.
+pub const MAX_WATCHERS: usize = 16;
 
 /// The HTTP surface, listening.
 #[derive(Debug, Clone)]
@@ -99,6 +105,7 @@ pub fn router(gateway: Arc<Gateway>, credentials: auth::Credentials, max_upload:
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .with_state(gateway)
+        .layer(axum::middleware::map_response(error::as_json))
         .layer(axum::middleware::from_fn_with_state(Arc::new(credentials), auth::require));
     Router::new()
         .route("/", get(assets::index))
@@ -129,14 +136,18 @@ async fn security_headers(mut r: axum::response::Response) -> axum::response::Re
     r
 }
 
-/// The configuration as JSON with every secret replaced by `"(set)"`.
+/// The configuration as JSON with every secret replaced by `"(set)"`: any
+/// key naming a password, secret, token, key or credential, at any depth
+/// (plugins' own settings included).
 pub fn redacted(config: &crate::config::Config) -> serde_json::Value {
     fn walk(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(m) => {
                 for (k, v) in m.iter_mut() {
-                    let secret = ["password", "token", "token_sha256", "secret", "key_password"].contains(&k.as_str());
-                    if secret && !v.is_null() {
+                    let k = k.to_ascii_lowercase();
+                    let secret = ["pass", "secret", "token", "key", "credential"].iter().any(|w| k.contains(w));
+                    // A list or table under such a name (`tokens`) is looked into, not hidden.
+                    if secret && !v.is_null() && !v.is_array() && !v.is_object() {
                         *v = serde_json::Value::String("(set)".into());
                     } else {
                         walk(v);
@@ -198,5 +209,34 @@ fn shown(a: SocketAddr) -> String {
     match a {
         SocketAddr::V6(v6) => format!("[{}]:{}", v6.ip(), v6.port()),
         v4 => v4.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_configuration_shown_keeps_no_secret_at_any_depth() {
+        let config = crate::config::Config::parse(
+            r#"
+[[device]]
+plugin = "builtin:demo-building"
+password = "device-password"
+
+[[app]]
+plugin = "builtin:alarm-threshold"
+settings = { point = "x", api_key = "vendor-secret", nested = { mqtt_pass = "p" } }
+
+[http]
+[[http.tokens]]
+name = "viewer"
+token = "viewer-token-0123456789"
+"#,
+        )
+        .unwrap();
+        let shown = super::redacted(&config).to_string();
+        for secret in ["device-password", "vendor-secret", "\"p\"", "viewer-token-0123456789"] {
+            assert!(!shown.contains(secret), "{secret} shown in {shown}");
+        }
+        assert!(shown.contains("\"viewer\"") && shown.contains("\"point\":\"x\""), "{shown}");
     }
 }

@@ -112,6 +112,10 @@ async fn swap_with(
     body: Bytes,
     request: impl FnOnce(std::path::PathBuf) -> AdminRequest,
 ) -> ApiResult<Json<serde_json::Value>> {
+    // Not a type a page of another site may send without asking first.
+    if headers.get(axum::http::header::CONTENT_TYPE).is_none_or(|v| v.as_bytes() != b"application/wasm") {
+        return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/wasm"));
+    }
     if body.is_empty() {
         return Err(ApiError::bad_request("the body must be the component (application/wasm)"));
     }
@@ -144,7 +148,19 @@ async fn swap_with(
         .await
     };
     let outcome = match written {
-        Ok(Ok(())) => g.admin.handle(request(file.clone())).await,
+        // On a task of its own: a client that goes away mid-swap neither
+        // stops the swap half-way nor leaves the files behind.
+        Ok(Ok(())) => {
+            let (admin, req, f) = (g.admin.clone(), request(file.clone()), file.clone());
+            let swapped = tokio::spawn(async move {
+                let r = admin.handle(req).await;
+                cleanup(&f, ());
+                r
+            });
+            swapped
+                .await
+                .map_err(|e| cleanup(&file, ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())))?
+        }
         Ok(Err(e)) => return Err(cleanup(&file, ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e))),
         Err(e) => return Err(cleanup(&file, ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))),
     };

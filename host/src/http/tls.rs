@@ -3,8 +3,8 @@
 //! required, so one port serves certificate holders and bearer tokens alike;
 //! whoever presents one must present a valid one.
 //!
-//! Handshakes run on tasks of their own under a time limit, so a client that
-//! stalls mid-handshake holds up nobody else; finished connections are
+//! Handshakes run on tasks of their own under a time limit (at most 64 at
+//! once), so a client that stalls mid-handshake holds up nobody else; finished connections are
 //! handed to the HTTP server with the peer's certificate digest.
 //!
 //! Must never: accept a client certificate from an issuer not in
@@ -25,6 +25,9 @@ use tokio_rustls::server::TlsStream;
 
 /// A handshake's time limit.
 const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// Handshakes under way at once; further connections wait to be accepted.
+const HANDSHAKES: usize = 64;
 
 fn certs(path: &std::path::Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
     let pem = std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
@@ -74,8 +77,10 @@ impl TlsListener {
         let local = listener.local_addr()?;
         let (tx, ready) = mpsc::channel(64);
         let acceptor = TlsAcceptor::from(config);
+        let slots = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES));
         tokio::spawn(async move {
             loop {
+                let Ok(slot) = slots.clone().acquire_owned().await else { return };
                 let (tcp, addr) = match listener.accept().await {
                     Ok(c) => c,
                     Err(e) => {
@@ -86,7 +91,9 @@ impl TlsListener {
                 };
                 let (acceptor, handed) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
-                    match tokio::time::timeout(HANDSHAKE, acceptor.accept(tcp)).await {
+                    let handshake = tokio::time::timeout(HANDSHAKE, acceptor.accept(tcp)).await;
+                    drop(slot);
+                    match handshake {
                         Ok(Ok(tls)) => {
                             let client_cert = tls
                                 .get_ref()

@@ -3,7 +3,7 @@
 //! with ReadRange through the device's server — the chart on the point page.
 //!
 //! Answers `{"trend_log": "trend-log,1", "name": …, "records": [{"time":
-//! "2026-12-02T07:50:00", "value": 21.5}, …]}` (oldest first; a record's
+//! "2026-12-02T07:50:00Z", "value": 21.5}, …]}` (times in UTC) (oldest first; a record's
 //! value is `null` for a log-status or failure record), or `{"trend_log":
 //! null, "records": []}` when no Trend Log logs it.
 //!
@@ -117,6 +117,22 @@ fn logged_object(elements: &[Element]) -> Option<ObjectIdentifier> {
     object.filter(|_| present_value)
 }
 
+/// A record's local date and time (the device's clock: the gateway's zone)
+/// as an RFC 3339 instant, so a browser elsewhere places it right.
+fn instant(d: &bacnet::Date, t: &bacnet::Time) -> Option<String> {
+    let civil = jiff::civil::DateTime::new(
+        1900 + i16::from(d.year),
+        i8::try_from(d.month).ok()?,
+        i8::try_from(d.day).ok()?,
+        i8::try_from(t.hour).ok()?,
+        i8::try_from(t.minute).ok()?,
+        i8::try_from(t.second).ok()?,
+        0,
+    )
+    .ok()?;
+    Some(jiff::tz::TimeZone::system().to_timestamp(civil).ok()?.to_string())
+}
+
 /// `BACnetLogRecord`s as `{"time", "value"}`; what is not a record is skipped.
 fn records_of(elements: &[Element]) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
@@ -134,15 +150,7 @@ fn records_of(elements: &[Element]) -> Vec<serde_json::Value> {
         let [Element::Application(Value::Date(d)), Element::Application(Value::Time(t))] = ts.as_slice() else {
             continue;
         };
-        let time = format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            1900 + u32::from(d.year),
-            d.month,
-            d.day,
-            t.hour,
-            t.minute,
-            t.second
-        );
+        let Some(time) = instant(d, t) else { continue };
         let value = match datum.as_slice() {
             [Element::Context { tag: 1, data }] => bool::decode_content(data, 0).ok().map(|b| json!(b)),
             [Element::Context { tag: 2, data }] => f32::decode_content(data, 0).ok().map(|v| json!(v)),

@@ -14,6 +14,8 @@
 //! "text": …}, "status-flags": …}}` per change, and a comment every 15 s
 //! to keep proxies from closing the stream.
 //!
+//! At most [`super::MAX_WATCHERS`] streams are open at once (503 beyond).
+//!
 //! Must never: leave subscriptions behind a closed stream (they are
 //! cancelled, or at worst expire with their lifetime).
 
@@ -36,6 +38,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// Objects one stream may name (a device's table takes fewer from one
+/// subscriber anyway: `max_cov_per_subscriber`).
+const MAX_OBJECTS: usize = 256;
+
 /// Seconds a watcher's subscriptions live between renewals.
 const LIFETIME_S: u32 = 120;
 
@@ -52,8 +58,29 @@ pub async fn events(
     Query(q): Query<Objects>,
 ) -> ApiResult<impl IntoResponse> {
     let server = device(&g, instance)?.clone();
-    let objects = match q.objects.as_deref().filter(|s| !s.trim().is_empty()) {
-        Some(list) => list.split(';').map(|o| object_id(o.trim())).collect::<ApiResult<Vec<_>>>()?,
+    let permit = g.watchers.clone().try_acquire_owned().map_err(|_| {
+        super::error::ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!("{} point streams are open already; close one", super::MAX_WATCHERS),
+        )
+    })?;
+    let objects: Vec<ObjectIdentifier> = match q.objects.as_deref().filter(|s| !s.trim().is_empty()) {
+        Some(list) => {
+            let mut objects = Vec::new();
+            for o in list.split(';') {
+                let o = object_id(o.trim())?;
+                if !objects.contains(&o) {
+                    objects.push(o);
+                }
+            }
+            if objects.len() > MAX_OBJECTS {
+                return Err(super::error::ApiError::bad_request(format!(
+                    "at most {MAX_OBJECTS} objects per stream ({} asked)",
+                    objects.len()
+                )));
+            }
+            objects
+        }
         None => server
             .model()
             .objects()
@@ -62,9 +89,10 @@ pub async fn events(
             .into_iter()
             .filter(|o| reports_changes(o.id.object_type))
             .map(|o| o.id)
+            .take(MAX_OBJECTS)
             .collect(),
     };
-    let watch = Watch::start(server, objects).await;
+    let watch = Watch::start(server, objects, permit).await;
     let first = Event::default()
         .event("watching")
         .json_data(json!({
@@ -100,10 +128,16 @@ struct Watch {
     objects: Vec<ObjectIdentifier>,
     refused: Vec<(ObjectIdentifier, String)>,
     renew_at: tokio::time::Instant,
+    /// Its place among the streams open at once, given back when it ends.
+    _permit: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Watch {
-    async fn start(server: Arc<Server<PluginModel>>, wanted: Vec<ObjectIdentifier>) -> Watch {
+    async fn start(
+        server: Arc<Server<PluginModel>>,
+        wanted: Vec<ObjectIdentifier>,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) -> Watch {
         let (me, notifications) = server.cov().local_subscriber(1024);
         let mut w = Watch {
             server,
@@ -112,6 +146,7 @@ impl Watch {
             objects: Vec::new(),
             refused: Vec::new(),
             renew_at: tokio::time::Instant::now(),
+            _permit: permit,
         };
         for o in wanted {
             match w.subscribe(o, Some(LIFETIME_S)).await {
@@ -156,6 +191,7 @@ impl Drop for Watch {
                 for o in objects {
                     let _ = subscribe(&server, &me, o, None).await;
                 }
+                server.cov().forget_local(&me);
             });
         }
     }

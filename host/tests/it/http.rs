@@ -644,3 +644,52 @@ fn with_log_format_json_each_log_line_is_one_json_object() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn an_open_console_answers_only_to_this_hosts_names_and_no_page_of_another_site_changes_anything() {
+    let scratch = Scratch::new("http", "open");
+    let bacnet_port = crate::peers::free_port();
+    let path = scratch.path("gateway.toml");
+    std::fs::write(
+        &path,
+        format!("[[device]]\nbind = \"127.0.0.1\"\nport = {bacnet_port}\ninstance = {DEVICE}\nplugin = \"builtin:demo-building\"\n\n[http]\nbind = \"127.0.0.1:0\"\n"),
+    )
+    .unwrap();
+    let gw =
+        Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
+    let log = gw.log();
+    let url = log.lines().find_map(|l| l.strip_prefix("trellis: console http://")).unwrap();
+    let addr: SocketAddr = url.split('/').next().unwrap().parse().unwrap();
+    let send = |method: &str, path: &str, headers: &[(&str, String)], body: &[u8]| {
+        // `exchange` names localhost as the Host; a second Host header is how a rebound name arrives here.
+        exchange(TcpStream::connect(addr).unwrap(), method, path, headers, body)
+    };
+    // Open: no credential needed, a stale one ignored.
+    assert_eq!(send("GET", "/api/devices", &[], b"").status, 200);
+    assert_eq!(send("GET", "/api/devices", &[("Authorization", "Bearer stale-token".into())], b"").status, 200);
+    // A name rebound to 127.0.0.1 by another site's DNS: refused.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /api/devices HTTP/1.1\r\nHost: evil.example:47880\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    assert!(raw.starts_with("HTTP/1.1 403"), "{raw}");
+    // A change another site's page asked for: refused; the same from this origin (or a tool) goes.
+    let pv = "/api/devices/389301/objects/analog-value,1/properties/present-value";
+    let json = [("Content-Type", "application/json".to_string())];
+    let body = br#"{"value": 20.0}"#;
+    let from = |origin: &str| [json[0].clone(), ("Origin", origin.to_string())];
+    assert_eq!(send("PUT", pv, &from("http://evil.example"), body).status, 403);
+    assert_eq!(send("PUT", pv, &[json[0].clone(), ("Sec-Fetch-Site", "cross-site".into())], body).status, 403);
+    assert_eq!(send("PUT", pv, &from("http://localhost"), body).status, 204);
+    assert_eq!(send("PUT", pv, &json, body).status, 204);
+    // An upload must say it is a component (a type no page may send unasked).
+    let r = send("POST", "/api/devices/389301/plugin", &[("Content-Type", "text/plain".into())], b"x");
+    assert_eq!(r.status, 415, "{r:?}");
+    // Axum's own refusals come as the API's JSON errors too.
+    let r = send("GET", "/api/devices/not-a-number/objects", &[], b"");
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["status"], 400);
+    let r = send("DELETE", "/api/devices", &[], b"");
+    assert_eq!(r.status, 405);
+    assert_eq!(r.json()["error"]["status"], 405);
+}

@@ -114,7 +114,7 @@ bind = "127.0.0.1:0"
     let addr = url.split('/').next().unwrap();
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     use std::io::{Read, Write};
-    s.write_all(b"GET /api/plugins HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    s.write_all(b"GET /api/plugins HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
     let mut answer = String::new();
     s.read_to_string(&mut answer).unwrap();
     assert!(answer.contains(r#""name":"point-logger""#) && answer.contains(r#""state":"running""#), "{answer}");
