@@ -78,6 +78,7 @@ impl PortEntry {
                     "frame_aborts": r.frame_abort,
                     "garbage_octets": r.garbage,
                     "receive_errors": r.receive_errors,
+                    "token_rotations": d.token_rotations,
                     "token_rotation_last_ms": d.token_rotation_last_us as f64 / 1e3,
                     "token_rotation_avg_ms": rotation_avg_ms,
                     "token_rotation_max_ms": d.token_rotation_max_us as f64 / 1e3,

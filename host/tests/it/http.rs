@@ -89,6 +89,28 @@ fn call(addr: SocketAddr, method: &str, path: &str, token: Option<&str>, json: O
     exchange(stream, method, path, &headers, body.as_bytes())
 }
 
+/// The console's address, from the gateway's start-up line.
+fn console_addr(gw: &Gateway) -> SocketAddr {
+    let log = gw.log();
+    let url = log
+        .lines()
+        .find_map(|l| l.strip_prefix("trellis: console "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no console line in:\n{log}"));
+    let host = url.trim_start_matches("http://").trim_start_matches("https://").trim_end_matches('/');
+    host.parse().unwrap()
+}
+
+/// A gateway running the configuration `toml`, and its console's address.
+fn run_config(scratch: &Scratch, toml: &str) -> (Gateway, SocketAddr) {
+    let path = scratch.path("gateway.toml");
+    std::fs::write(&path, toml).unwrap();
+    let gw =
+        Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
+    let addr = console_addr(&gw);
+    (gw, addr)
+}
+
 /// A gateway serving the demo building with viewer and operator tokens.
 fn start(scratch: &Scratch, extra: &str) -> (Gateway, SocketAddr, u16) {
     let bacnet_port = crate::peers::free_port();
@@ -118,18 +140,8 @@ write = true
 {extra}
 "#
     );
-    let path = scratch.path("gateway.toml");
-    std::fs::write(&path, config).unwrap();
-    let gw =
-        Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
-    let log = gw.log();
-    let url = log
-        .lines()
-        .find_map(|l| l.strip_prefix("trellis: console "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no console line in:\n{log}"));
-    let host = url.trim_start_matches("http://").trim_start_matches("https://").trim_end_matches('/');
-    (gw, host.parse().unwrap(), bacnet_port)
+    let (gw, addr) = run_config(scratch, &config);
+    (gw, addr, bacnet_port)
 }
 
 #[test]
@@ -598,9 +610,7 @@ fn the_console_example_runs_with_its_two_tokens() {
     std::fs::write(&path, moved).unwrap();
     let gw =
         Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
-    let log = gw.log();
-    let url = log.lines().find_map(|l| l.strip_prefix("trellis: console http://")).unwrap();
-    let addr: SocketAddr = url.split('/').next().unwrap().parse().unwrap();
+    let addr = console_addr(&gw);
     assert_eq!(call(addr, "GET", "/api/devices", Some("change-me-viewer-token"), None).status, 200);
     let pv = "/api/devices/389001/objects/analog-value,1/properties/present-value";
     let write = Some(serde_json::json!({"value": 21.0}));
@@ -623,9 +633,7 @@ fn with_log_format_json_each_log_line_is_one_json_object() {
     .unwrap();
     let gw = Gateway::start(&["--log-format", "json", "run", "--config", path.to_str().unwrap()], &scratch.0)
         .unwrap_or_else(|log| panic!("{log}"));
-    let log = gw.log();
-    let url = log.lines().find_map(|l| l.strip_prefix("trellis: console http://")).unwrap();
-    let addr: SocketAddr = url.split('/').next().unwrap().parse().unwrap();
+    let addr = console_addr(&gw);
     // A refused token is logged at warn.
     assert_eq!(call(addr, "GET", "/api/devices", Some("not-the-token-at-all"), None).status, 401);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -657,9 +665,7 @@ fn an_open_console_answers_only_to_this_hosts_names_and_no_page_of_another_site_
     .unwrap();
     let gw =
         Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0).unwrap_or_else(|log| panic!("{log}"));
-    let log = gw.log();
-    let url = log.lines().find_map(|l| l.strip_prefix("trellis: console http://")).unwrap();
-    let addr: SocketAddr = url.split('/').next().unwrap().parse().unwrap();
+    let addr = console_addr(&gw);
     let send = |method: &str, path: &str, headers: &[(&str, String)], body: &[u8]| {
         // `exchange` names localhost as the Host; a second Host header is how a rebound name arrives here.
         exchange(TcpStream::connect(addr).unwrap(), method, path, headers, body)
@@ -692,4 +698,41 @@ fn an_open_console_answers_only_to_this_hosts_names_and_no_page_of_another_site_
     let r = send("DELETE", "/api/devices", &[], b"");
     assert_eq!(r.status, 405);
     assert_eq!(r.json()["error"]["status"], 405);
+}
+
+#[test]
+fn an_mstp_ports_line_statistics_and_token_rotation_show_in_the_api_and_the_metrics() {
+    let scratch = Scratch::new("http", "mstp");
+    let (_line, paths) = crate::mstp::SimLineProcess::start(&["--baud", "38400", "--stations", "2"]);
+    let mut toml = String::from("[http]\nbind = \"127.0.0.1:0\"\n\n");
+    for (path, (mac, instance)) in paths.iter().zip([(5, 530_005), (6, 530_006)]) {
+        toml.push_str(&format!(
+            "[[device]]\ninstance = {instance}\nmstp = {{ device = \"{path}\", baud = 38400, mac = {mac}, max_master = 7 }}\n"
+        ));
+    }
+    let (_gw, addr) = run_config(&scratch, &toml);
+    // The two stations pass the token between them: rotations are timed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ports = loop {
+        let ports = call(addr, "GET", "/api/ports", None, None).json();
+        let rotating = ports.as_array().unwrap().iter().all(|p| p["counters"]["token_rotations"].as_u64() > Some(3));
+        if rotating || Instant::now() > deadline {
+            break ports;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for p in ports.as_array().unwrap() {
+        assert_eq!(p["kind"], "mstp", "{ports}");
+        let c = &p["counters"];
+        assert!(c["token_rotations"].as_u64() > Some(3), "{ports}");
+        assert!(c["token_rotation_avg_ms"].as_f64().unwrap() > 0.0, "{ports}");
+        assert!(c["frames_received"].as_u64() > Some(0) && c["frames_sent"].as_u64() > Some(0), "{ports}");
+        // Counted, not asserted zero: a loaded 2-core machine may garble the line's first frames.
+        assert!(c["bad_header_crc"].is_u64() && c["frame_aborts"].is_u64(), "{ports}");
+    }
+    let metrics = call(addr, "GET", "/metrics", None, None).body;
+    assert!(sample(&metrics, "trellis_mstp_token_rotations_total", &[]).unwrap() > 3.0, "{metrics}");
+    assert!(sample(&metrics, "trellis_mstp_token_rotation_seconds_total", &[]).unwrap() > 0.0, "{metrics}");
+    assert!(sample(&metrics, "trellis_mstp_frames_total", &[r#"direction="sent""#]).unwrap() > 0.0, "{metrics}");
+    assert!(metrics.contains("trellis_mstp_frame_errors_total{"), "{metrics}");
 }
