@@ -283,18 +283,27 @@ function drawChart(points, units, width) {
   return svg;
 }
 
+// A drop zone (and a file picker) that swaps in the component dropped on it.
+function dropZone(url, label) {
+  const status = el('div', { class: 'muted' });
+  const input = el('input', { type: 'file', multiple: '', hidden: '', accept: '.wasm,.sig,.toml' });
+  const zone = el('div', { class: 'dropzone', 'data-swap': url }, label, input);
+  zone.addEventListener('click', () => input.click());
+  zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (e) => { e.preventDefault(); zone.classList.remove('over'); swap(url, e.dataTransfer.files, status); });
+  input.addEventListener('change', () => swap(url, input.files, status));
+  return el('div', {}, zone, status);
+}
+
 async function pluginsPage() {
   const s = await api('/api/plugins');
+  const hint = 'Drop a .wasm (with its .wasm.sig and .manifest.toml) here to swap';
   const rows = s.devices.map((d) => {
-    const status = el('div', { class: 'muted' }, d.last_swap ? `last swap: ${d.last_swap.plugin}, pause ${d.last_swap.pause_us.toFixed(0)} µs` : '');
-    const input = el('input', { type: 'file', multiple: '', hidden: '', accept: '.wasm,.sig,.toml' });
-    const zone = el('div', { class: 'dropzone', 'data-device': d.device }, 'Drop a .wasm (with its .wasm.sig and .manifest.toml) here to swap', input);
-    zone.addEventListener('click', () => input.click());
-    zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
-    zone.addEventListener('dragleave', () => zone.classList.remove('over'));
-    zone.addEventListener('drop', (e) => { e.preventDefault(); zone.classList.remove('over'); swap(d.device, e.dataTransfer.files, status); });
-    input.addEventListener('change', () => swap(d.device, input.files, status));
     const p = d.provenance || {};
+    const swapped = d.last_swap ? `last swap: ${d.last_swap.plugin}, pause ${d.last_swap.pause_us.toFixed(0)} µs` : '';
+    const zone = dropZone(`/api/devices/${enc(d.device)}/plugin`, hint);
+    zone.firstChild.setAttribute('data-device', d.device);
     return el('tr', { 'data-device': d.device },
       el('td', {}, d.device),
       el('td', {}, `${d.name} ${d.version}`, el('div', { class: 'muted' }, d.interface)),
@@ -303,14 +312,16 @@ async function pluginsPage() {
       el('td', { class: 'num' }, `${d.deadline_hits} / ${d.memory_hits}`),
       el('td', { class: d.last_error ? 'error' : 'muted' }, d.last_error || 'none'),
       el('td', {}, p.source || '', el('div', { class: 'muted' }, p.signed_by ? `signed by ${p.signed_by.slice(0, 16)}…` : 'unsigned / built-in'), el('div', { class: 'muted' }, p.capabilities || '')),
-      el('td', {}, zone, status));
+      el('td', {}, zone, el('div', { class: 'muted' }, swapped)));
   });
-  const policies = s.policies.map((p) => el('tr', {}, el('td', {}, p.plugin), el('td', {}, p.state), el('td', {}, p.summary), el('td', { class: 'num' }, `${p.decided} decided, ${p.rejected} rejected`), el('td', {}, p.last_failure || '')));
-  const apps = s.apps.map((a) => el('tr', {}, el('td', {}, a.name), el('td', {}, a.plugin), el('td', {}, a.state), el('td', { class: 'num' }, `${a.events} events, ${a.restarts} restarts`), el('td', {}, a.last_failure || '')));
+  const policies = s.policies.map((p, i) => el('tr', {}, el('td', {}, i + 1), el('td', {}, p.plugin), el('td', {}, p.state), el('td', {}, p.summary), el('td', { class: 'num' }, `${p.decided} decided, ${p.rejected} rejected`), el('td', {}, p.last_failure || ''),
+    el('td', {}, dropZone(`/api/policies/${i + 1}/plugin`, hint))));
+  const apps = s.apps.map((a) => el('tr', {}, el('td', {}, a.name), el('td', {}, a.plugin), el('td', {}, a.state), el('td', { class: 'num' }, `${a.events} events, ${a.restarts} restarts`), el('td', {}, a.last_failure || ''),
+    el('td', {}, dropZone(`/api/apps/${enc(a.name)}/plugin`, hint))));
   main.replaceChildren(el('h2', {}, 'Object-model plugins'),
     table(['Device', 'Plugin', 'State', 'Restarts / failures / traps', 'Time / memory limit hits', 'Last error', 'Provenance', 'Hot swap'], rows),
-    policies.length ? el('h2', {}, 'Routing policies') : '', policies.length ? table(['Plugin', 'State', 'Summary', 'Verdicts', 'Last failure'], policies) : '',
-    apps.length ? el('h2', {}, 'Applications') : '', apps.length ? table(['Name', 'Plugin', 'State', 'Activity', 'Last failure'], apps) : '');
+    policies.length ? el('h2', {}, 'Routing policies') : '', policies.length ? table(['#', 'Plugin', 'State', 'Summary', 'Verdicts', 'Last failure', 'Hot swap'], policies) : '',
+    apps.length ? el('h2', {}, 'Applications') : '', apps.length ? table(['Name', 'Plugin', 'State', 'Activity', 'Last failure', 'Hot swap'], apps) : '');
 }
 
 function base64(buffer) {
@@ -320,7 +331,7 @@ function base64(buffer) {
   return btoa(s);
 }
 
-async function swap(device, files, status) {
+async function swap(url, files, status) {
   const list = Array.from(files || []);
   const wasm = list.find((f) => f.name.endsWith('.wasm'));
   if (!wasm) { status.textContent = 'no .wasm among the files'; status.className = 'error'; return; }
@@ -332,8 +343,9 @@ async function swap(device, files, status) {
   status.textContent = `swapping to ${wasm.name}…`;
   status.className = 'muted';
   try {
-    const r = await api(`/api/devices/${enc(device)}/plugin`, { method: 'POST', headers: h, body: await wasm.arrayBuffer() });
-    status.textContent = `swapped: now ${r.plugin}; loaded in ${r.load_ms.toFixed(1)} ms, device paused ${r.pause_us.toFixed(0)} µs`;
+    const r = await api(url, { method: 'POST', headers: h, body: await wasm.arrayBuffer() });
+    const pause = r.pause_us !== undefined ? `, device paused ${r.pause_us.toFixed(0)} µs` : '';
+    status.textContent = `swapped: now ${r.plugin}; loaded in ${r.load_ms.toFixed(1)} ms${pause}`;
     status.className = 'ok swap-result';
   } catch (e) {
     status.textContent = `not swapped: ${e.message}`;

@@ -652,7 +652,7 @@ impl Port {
             Port::Bip(p) => crate::http::PortCounters::Bip(p.stats()),
             Port::Bip6(p) => crate::http::PortCounters::Bip6(p.stats()),
             Port::Mstp(p) => crate::http::PortCounters::Mstp(p.status_source()),
-            Port::Sc(_) => crate::http::PortCounters::None,
+            Port::Sc(sc) => crate::http::PortCounters::Sc(sc.view.node.clone()),
         }
     }
 }

@@ -19,7 +19,9 @@ pub enum PortCounters {
     Bip6(Arc<trellis_bip6::Bip6Stats>),
     /// MS/TP: the node's state and counters.
     Mstp(trellis_mstp::MstpSender),
-    /// A port without counters of its own here (BACnet/SC, virtual networks).
+    /// BACnet/SC: the node's hub connection and counters.
+    Sc(trellis_sc::node::ScNode),
+    /// A port without counters of its own here (virtual networks).
     None,
 }
 
@@ -84,8 +86,33 @@ impl PortEntry {
                     "token_rotation_max_ms": d.token_rotation_max_us as f64 / 1e3,
                 })
             }
+            PortCounters::Sc(node) => {
+                let st = node.status();
+                json!({
+                    "hub": hub_status(st.hub),
+                    "vmac": trellis_sc::identity::hex(&st.vmac),
+                    "hub_connects": st.counters.connects,
+                    "failovers": st.counters.failovers,
+                    "failed_attempts": st.counters.failed_attempts,
+                    "npdus_unsent": st.counters.unsent,
+                    "npdus_dropped": st.dropped,
+                    "direct_peers": st.direct_peers,
+                    "direct_connects": st.direct.connects,
+                })
+            }
             PortCounters::None => json!({}),
         }
+    }
+}
+
+/// A BACnet/SC hub connection status by the standard's names.
+fn hub_status(h: bacnet::bvlc_sc::HubConnectionStatus) -> String {
+    use bacnet::bvlc_sc::HubConnectionStatus as H;
+    match h {
+        H::NO_HUB_CONNECTION => "no-hub-connection".into(),
+        H::CONNECTED_TO_PRIMARY => "connected-to-primary".into(),
+        H::CONNECTED_TO_FAILOVER => "connected-to-failover".into(),
+        other => other.0.to_string(),
     }
 }
 

@@ -23,6 +23,7 @@
 //! | `trellis_mstp_frame_errors_total` | port, error (header_crc, data_crc, frame_abort, receive_error) |
 //! | `trellis_mstp_token_rotations_total`, `trellis_mstp_token_rotation_seconds_total` | port |
 //! | `trellis_mstp_token_rotation_max_seconds` (gauge) | port |
+//! | `trellis_sc_hub_connected` (gauge), `trellis_sc_npdus_unsent_total` | port |
 //! | `trellis_build_info` (gauge, 1) | version |
 
 use super::Gateway;
@@ -251,6 +252,35 @@ impl Scrape {
                     _ => continue,
                 };
                 counter(&mut e, &vec![("port", p.name.as_str().into())], v)?;
+            }
+        }
+        {
+            let mut e = d.encode_descriptor(
+                "sc_hub_connected",
+                "1 while a BACnet/SC port is connected to a hub (primary or failover)",
+                None,
+                MetricType::Gauge,
+            )?;
+            for p in ports {
+                if let PortCounters::Sc(node) = &p.counters {
+                    let hub = node.status().hub;
+                    let connected = hub == bacnet::bvlc_sc::HubConnectionStatus::CONNECTED_TO_PRIMARY
+                        || hub == bacnet::bvlc_sc::HubConnectionStatus::CONNECTED_TO_FAILOVER;
+                    gauge(&mut e, &vec![("port", p.name.as_str().into())], f64::from(u8::from(connected)))?;
+                }
+            }
+        }
+        {
+            let mut e = d.encode_descriptor(
+                "sc_npdus_unsent",
+                "NPDUs a BACnet/SC port could not send (no hub connected, or its queue full)",
+                None,
+                MetricType::Counter,
+            )?;
+            for p in ports {
+                if let PortCounters::Sc(node) = &p.counters {
+                    counter(&mut e, &vec![("port", p.name.as_str().into())], node.status().counters.unsent)?;
+                }
             }
         }
         let mstp: Vec<_> = ports

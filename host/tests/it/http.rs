@@ -21,10 +21,10 @@ const DEVICE: u32 = 389_301;
 
 /// An HTTP answer.
 #[derive(Debug)]
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -41,7 +41,13 @@ impl Reply {
 }
 
 /// One HTTP/1.1 exchange over `stream` (Connection: close), body de-chunked.
-fn exchange(mut stream: impl Read + Write, method: &str, path: &str, headers: &[(&str, String)], body: &[u8]) -> Reply {
+pub(crate) fn exchange(
+    mut stream: impl Read + Write,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &[u8],
+) -> Reply {
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -735,4 +741,33 @@ fn an_mstp_ports_line_statistics_and_token_rotation_show_in_the_api_and_the_metr
     assert!(sample(&metrics, "trellis_mstp_token_rotation_seconds_total", &[]).unwrap() > 0.0, "{metrics}");
     assert!(sample(&metrics, "trellis_mstp_frames_total", &[r#"direction="sent""#]).unwrap() > 0.0, "{metrics}");
     assert!(metrics.contains("trellis_mstp_frame_errors_total{"), "{metrics}");
+}
+
+#[test]
+fn a_bacnet_sc_ports_hub_connection_shows_in_the_api_and_the_metrics() {
+    let scratch = Scratch::new("http", "sc");
+    pki(&scratch.path("sc-pki"));
+    let hub_port = crate::peers::free_port();
+    let (_gw, addr) = run_config(
+        &scratch,
+        &format!(
+            "[http]\nbind = \"127.0.0.1:0\"\n\n[[device]]\ninstance = 702\nplugin = \"builtin:demo-building\"\n\
+             sc = {{ hub_function = \"127.0.0.1:{hub_port}\", certificate = \"sc-pki/hub.pem\", key = \"sc-pki/hub.key\", \
+             issuers = \"sc-pki/ca.pem\" }}\n"
+        ),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ports = loop {
+        let ports = call(addr, "GET", "/api/ports", None, None).json();
+        if ports[0]["counters"]["hub"] == "connected-to-primary" || Instant::now() > deadline {
+            break ports;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(ports[0]["kind"], "sc", "{ports}");
+    assert_eq!(ports[0]["counters"]["hub"], "connected-to-primary", "{ports}");
+    assert!(ports[0]["counters"]["hub_connects"].as_u64() >= Some(1), "{ports}");
+    let metrics = call(addr, "GET", "/metrics", None, None).body;
+    assert_eq!(sample(&metrics, "trellis_sc_hub_connected", &[]), Some(1.0), "{metrics}");
+    assert!(metrics.contains("trellis_sc_npdus_unsent_total{"), "{metrics}");
 }

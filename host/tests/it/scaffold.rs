@@ -111,11 +111,31 @@ bind = "127.0.0.1:0"
     assert!(log.contains("policy who-is-budget 0.1.0 — at most 30 Who-Is a minute"), "{log}");
     // The application runs and watches its point (its status over the API).
     let url = log.lines().find_map(|l| l.strip_prefix("trellis: console http://")).unwrap();
-    let addr = url.split('/').next().unwrap();
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    use std::io::{Read, Write};
-    s.write_all(b"GET /api/plugins HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
+    let addr = url.split('/').next().unwrap().to_string();
+    let answer = http(&addr, "GET", "/api/plugins", &[], b"");
     assert!(answer.contains(r#""name":"point-logger""#) && answer.contains(r#""state":"running""#), "{answer}");
+    // New builds of the policy and the application swap in by upload, signed, with their manifests.
+    for (component, path, said) in [
+        (&policy, "/api/policies/1/plugin", r#""policy":1"#),
+        (&app, "/api/apps/point-logger/plugin", r#""app":"point-logger""#),
+    ] {
+        use base64::Engine as _;
+        let b64 = |p: PathBuf| base64::engine::general_purpose::STANDARD.encode(std::fs::read(p).unwrap());
+        let headers = [
+            ("Content-Type", "application/wasm".to_string()),
+            ("X-Trellis-Signature", b64(trellis::plugin::policy::signature_path(component))),
+            ("X-Trellis-Manifest", b64(trellis::plugin::policy::manifest_path(component))),
+        ];
+        let answer = http(&addr, "POST", path, &headers, &std::fs::read(component).unwrap());
+        assert!(answer.starts_with("HTTP/1.1 200") && answer.contains(said), "{answer}");
+        // Unsigned (no signature header): the policy refuses it, the running one stays.
+        let answer = http(&addr, "POST", path, &headers[..1], &std::fs::read(component).unwrap());
+        assert!(answer.starts_with("HTTP/1.1 422") && answer.contains("unsigned"), "{answer}");
+    }
+}
+
+/// One HTTP/1.1 exchange (the HTTP tests' client); the status line and the body.
+fn http(addr: &str, method: &str, path: &str, headers: &[(&str, String)], body: &[u8]) -> String {
+    let r = crate::http::exchange(std::net::TcpStream::connect(addr).unwrap(), method, path, headers, body);
+    format!("HTTP/1.1 {}\n{}", r.status, r.body)
 }
