@@ -42,16 +42,22 @@ pub fn ip(
     }
 }
 
-/// A BACnet/IPv6 port at `address` with `vmac`.
-pub fn ipv6(address: std::net::SocketAddrV6, vmac: [u8; 3]) -> NetworkPort {
+/// A BACnet/IPv6 port at `address` with `vmac`, broadcasting to `group`;
+/// `bbmd` when it is a BBMD.
+pub fn ipv6(address: std::net::SocketAddrV6, vmac: [u8; 3], group: std::net::Ipv6Addr, bbmd: bool) -> NetworkPort {
     NetworkPort {
         instance: 1,
         name: format!("BACnet/IPv6 {address}"),
         network: None,
-        kind: PortKind::Ipv6 { address, vmac },
+        kind: PortKind::Ipv6 { address, vmac, group, bbmd },
         routes: None,
         bbmd: None,
     }
+}
+
+/// The multicast group a `bip6 = { … }` section broadcasts to.
+pub fn group_of(b: &crate::config::Bip6Section) -> std::net::Ipv6Addr {
+    if b.site_group { trellis_bip6::SITE_LOCAL_GROUP } else { trellis_bip6::LINK_LOCAL_GROUP }
 }
 
 /// A BACnet/SC port.
@@ -107,7 +113,12 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
                     instance: n as u32 + 1,
                     network: Some(p.network),
                     routes: view,
-                    ..ipv6(std::net::SocketAddrV6::new(b.bind, b.port, 0, 0), bacnet::bvll6::vmac_of_instance(instance))
+                    ..ipv6(
+                        std::net::SocketAddrV6::new(b.bind, b.port, 0, 0),
+                        bacnet::bvll6::vmac_of_instance(instance),
+                        group_of(b),
+                        b.bbmd.is_some(),
+                    )
                 });
             }
             if let Some(m) = &p.mstp {

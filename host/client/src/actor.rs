@@ -110,7 +110,7 @@ impl Link {
                 )),
             },
             Link::Bip6(b) => match to.bip6_vmac() {
-                Some(vmac) => b.send_unicast(vmac, npdu).await,
+                Some(vmac) => send_bip6(b, vmac, npdu).await,
                 None => Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     format!("{to} is not a BACnet/IPv6 station (use bip6:VMAC)"),
@@ -404,4 +404,28 @@ fn encode_for(d: &DeviceAddress, apdu: &[u8], expecting_reply: bool, out: &mut V
         n.hop_count = DEFAULT_HOP_COUNT;
     }
     encode_npdu(&n, out)
+}
+
+/// How long the client waits for an unknown VMAC's Address-Resolution-ACK
+/// before it gives up on the NPDU.
+const BIP6_RESOLVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Send to a VMAC; one not heard from yet is asked for on the multicast
+/// group first (Address-Resolution) and the NPDU goes once it answers
+/// (the port's driver, on its own task, learns it), within
+/// [`BIP6_RESOLVE_WAIT`].
+async fn send_bip6(port: &trellis_bip6::Bip6Handle, vmac: [u8; 3], npdu: &[u8]) -> std::io::Result<()> {
+    match port.send_unicast(vmac, npdu).await {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let deadline = tokio::time::Instant::now() + BIP6_RESOLVE_WAIT;
+            while tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                if port.address_of(vmac).is_some() {
+                    return port.send_unicast(vmac, npdu).await;
+                }
+            }
+            Err(e)
+        }
+        sent => sent,
+    }
 }

@@ -105,7 +105,8 @@ pub struct GlobalArgs {
     /// (`[IP]:PORT`) and send broadcasts through it (--ttl applies).
     #[arg(long, global = true, value_name = "[IP]:PORT")]
     pub bbmd6: Option<std::net::SocketAddrV6>,
-    /// Our VMAC on --ipv6, as a device instance (default: one from the process ID).
+    /// Our VMAC on --ipv6, as a device instance (default: a random VMAC,
+    /// replaced if another station turns out to use it).
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(0..=4_194_303))]
     pub vmac_instance: Option<u32>,
     /// Talk BACnet/SC (Annex AB) through this hub (`wss://HOST:PORT/`)
@@ -349,8 +350,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let client = if let Some(hub) = &g.sc_hub {
         sc_client(g, hub, config.tsm).await?
     } else if let Some(ip) = g.ipv6 {
-        let instance = g.vmac_instance.unwrap_or(0x3F_0000 | (std::process::id() & 0xFFFF));
-        let port = trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance);
+        let port = match g.vmac_instance {
+            Some(instance) => trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance),
+            None => trellis_bip6::Bip6Config::random(ip, g.port.unwrap_or(0)),
+        };
         let client = Client::bind_bip6(port, config.tsm)
             .await
             .map_err(|e| Failure { code: exit::OTHER, message: format!("--ipv6 {ip}: {e}") })?;

@@ -187,7 +187,11 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
                 vec![p]
             }
             (Some(Port::Mstp(_)), _, _) => d.mstp.as_ref().map(network_port::mstp).into_iter().collect(),
-            (Some(Port::Bip6(port)), _, _) => vec![network_port::ipv6(port.local_addr(), port.vmac())],
+            (Some(Port::Bip6(port)), _, _) => {
+                let group = d.bip6.as_ref().map_or(trellis_bip6::LINK_LOCAL_GROUP, network_port::group_of);
+                let bbmd = d.bip6.as_ref().is_some_and(|b| b.bbmd.is_some());
+                vec![network_port::ipv6(port.local_addr(), port.vmac(), group, bbmd)]
+            }
             (Some(Port::Sc(sc)), _, _) => vec![network_port::sc(sc.view.clone())],
             (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),

@@ -221,14 +221,80 @@ async fn the_network_port_object_shows_the_bbmds_tables() {
     drop(gateway);
 }
 
-/// The other direction: our CLI registers as a foreign device with
-/// rusty-bacnet's BBMD and finds rusty's device with a Who-Is distributed
-/// through it.
+/// The other direction: our CLI registers as a foreign device with each
+/// peer's BBMD (rusty-bacnet's and bacpypes3's) and finds the peer's
+/// device with a Who-Is distributed through it.
 #[test]
-fn the_cli_as_a_foreign_device_of_rusty_bacnets_bbmd_finds_its_device() {
-    let rusty = crate::peers::Peer::start_with(crate::peers::Kind::RustyBacnet, 4077, &["--bbmd"]);
-    let bbmd = rusty.address.link.to_string();
-    let out = cli(&["--bind", "127.0.0.6", "--port", "0", "--bbmd", &bbmd, "whois", "--wait", "2"]);
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && text.contains("4077"), "{text}");
+fn the_cli_as_a_foreign_device_of_each_peers_bbmd_finds_its_device() {
+    for (i, kind) in crate::peers::Kind::ALL.into_iter().enumerate() {
+        let instance = 4077 + i as u32;
+        let peer = crate::peers::Peer::start_with(kind, instance, &["--bbmd"]);
+        let bbmd = peer.address.link.to_string();
+        let out = cli(&["--bind", "127.0.0.6", "--port", "0", "--bbmd", &bbmd, "whois", "--wait", "2"]);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains(&instance.to_string()), "{kind:?}: {text}");
+    }
+}
+
+/// bacpypes3 as a foreign device of our BBMD: it registers (its
+/// Network Port object in foreign mode), its global Who-Is goes to the BBMD
+/// as Distribute-Broadcast-To-Network, the device's I-Am comes back as a
+/// Forwarded-NPDU, and a read follows. tshark dissects the conversation.
+#[test]
+fn the_bacpypes3_client_as_a_foreign_device_discovers_and_reads_the_device() {
+    let scratch = Scratch::new("bbmd", "bacpypes3");
+    let port = free_port();
+    let config = format!(
+        "[[device]]\nport = {port}\ninstance = 389078\npassword = \"x\"\n\
+         bbmd = {{ foreign_devices = [\"127.0.0.0/8\"] }}\n"
+    );
+    let pcap = scratch.path("bbmd.pcapng");
+    let capture = crate::tshark::Capture::on("lo", &format!("udp port {port}"), &pcap);
+    let gateway = start(&scratch, &config);
+    let script = format!(
+        "import asyncio\n\
+         from bacpypes3.app import Application\n\
+         from bacpypes3.argparse import SimpleArgumentParser\n\
+         from bacpypes3.pdu import Address\n\
+         async def main():\n\
+         \x20   args = SimpleArgumentParser().parse_args(['--address', '127.0.0.7:{client}', '--instance', '3998', \
+         '--foreign', '127.0.0.1:{port}', '--ttl', '60'])\n\
+         \x20   app = Application.from_args(args)\n\
+         \x20   try:\n\
+         \x20       await asyncio.sleep(1.0)\n\
+         \x20       i_ams = await app.who_is(389078, 389078, timeout=3)\n\
+         \x20       print('found', sorted(i.iAmDeviceIdentifier[1] for i in i_ams))\n\
+         \x20       name = await app.read_property(Address('127.0.0.1:{port}'), 'device,389078', 'object-name')\n\
+         \x20       print('name', name)\n\
+         \x20   finally:\n\
+         \x20       app.close()\n\
+         asyncio.run(main())\n",
+        client = free_port()
+    );
+    let output = std::process::Command::new(crate::peers::python()).args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("found [389078]") && stdout.contains("name "),
+        "{stdout}\n{}\ngateway:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        gateway.log()
+    );
+    // The registration is in the BBMD's FDT (Read-FDT, as any BACnet tool reads it).
+    let s = socket([127, 0, 0, 8]);
+    let answer = ask(&s, port, Bvll::ReadForeignDeviceTable);
+    match Bvll::decode(&answer) {
+        Ok(Bvll::ReadForeignDeviceTableAck(table)) => {
+            let entries: Vec<_> = table.fdt_entries().collect();
+            assert!(
+                entries.iter().any(|e| *e.address.ip() == Ipv4Addr::new(127, 0, 0, 7)),
+                "bacpypes3 in the FDT: {entries:?}"
+            );
+        }
+        other => panic!("not a Read-FDT-Ack: {other:?}"),
+    }
+    drop(gateway);
+    capture.finish(
+        &[port],
+        &["Register-Foreign-Device", "Distribute-Broadcast-To-Network", "Forwarded-NPDU", "Read-Foreign-Device-Table"],
+    );
 }

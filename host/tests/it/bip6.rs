@@ -166,3 +166,27 @@ fn a_foreign_device_finds_the_devices_behind_two_ipv6_bbmds_and_a_stranger_is_re
     assert!(!ok && said.contains("refused the foreign-device registration"), "{said}");
     drop(gateway);
 }
+
+/// Our CLI as a client of rusty-bacnet's BACnet/IPv6 server on `::1`:
+/// its VMAC (its device instance) resolved by Virtual-Address-Resolution,
+/// then Who-Is, ReadProperty and WriteProperty to it.
+#[test]
+fn the_cli_reads_and_writes_rusty_bacnets_ipv6_server() {
+    let rusty = crate::peers::Peer::start_with(crate::peers::Kind::RustyBacnet, 4302, &["--ipv6", "::1"]);
+    let peer = format!("[::1]:{}", rusty.address.ip().unwrap().port());
+    let vmac = "bip6:0010ce"; // 4302
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--ipv6", "::1", "--port", "0", "--ipv6-peer", peer.as_str()];
+        all.extend_from_slice(args);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trellis")).args(&all).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{all:?}: {text}");
+        text
+    };
+    let whois = cli(&["whois", "--target", vmac, "--wait", "1"]);
+    assert!(whois.contains("4302") && whois.contains(&format!("{peer} is {vmac}")), "{whois}");
+    cli(&["write", vmac, "analog-value,1", "present-value", "19.5", "--priority", "8"]);
+    let read = cli(&["read", vmac, "analog-value,1", "present-value"]);
+    assert!(read.contains("19.5"), "{read}");
+    drop(rusty);
+}

@@ -19,8 +19,20 @@ impl Gateway {
     /// admin socket at [`Gateway::socket_in`]`(scratch)`; wait for its ready
     /// line. `Err` holds its stderr when it exits first.
     pub fn start(args: &[&str], scratch: &Path) -> Result<Gateway, String> {
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_trellis")), args, scratch)
+    }
+
+    /// [`Gateway::start`] inside network namespace `netns` (`ip netns exec`
+    /// execs the gateway: the PID is still the gateway's).
+    pub fn start_in(netns: &str, args: &[&str], scratch: &Path) -> Result<Gateway, String> {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", netns, env!("CARGO_BIN_EXE_trellis")]);
+        Self::spawn(command, args, scratch)
+    }
+
+    fn spawn(mut command: Command, args: &[&str], scratch: &Path) -> Result<Gateway, String> {
         let socket = Self::socket_in(scratch);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        let mut child = command
             .args(args)
             .env("XDG_CACHE_HOME", scratch)
             .env("TRELLIS_ADMIN_SOCKET", &socket)

@@ -388,6 +388,54 @@ async fn a_client_on_ip_reaches_a_device_on_the_mstp_trunk() {
     drop(gateway);
 }
 
+/// The `firewall` policy on the B/IP ↔ MS/TP router: the IP side reads
+/// the trunk's device but may not write it (the router answers
+/// Reject-Message-To-Network, security-error), and the value stays.
+///
+/// ```text
+/// client ──ReadProperty DNET 2──▶ router ─firewall: forward─▶ MS/TP ──▶ device 2003 ──ACK──▶ client
+/// client ──WriteProperty DNET 2──▶ router ─firewall: reject─▶ Reject-Message-To-Network (security-error) ──▶ client
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_firewall_lets_the_ip_side_read_but_not_write_the_mstp_trunk() {
+    let _timing = crate::peers::shared().await;
+    let scratch = Scratch::new("router", "mstp-firewall");
+    let (_line, ptys) = crate::mstp::SimLineProcess::start(&["--baud", "38400", "--stations", "2"]);
+    let port = free_port();
+    let router = example("mstp-trunk.toml")
+        .replace("port = 47808", &format!("port = {port}"))
+        .replace("/dev/ttyUSB0", &ptys[0])
+        + "\n[[router.policy]]\nplugin = \"builtin:firewall\"\n\n[router.policy.settings]\ndefault = \"reject\"\n\
+           default_reject_reason = \"security-error\"\n\
+           [[router.policy.settings.rule]]\nname = \"answers\"\naction = \"forward\"\n\
+           kinds = [\"simple-ack\", \"complex-ack\", \"segment-ack\", \"error\", \"reject\", \"abort\"]\n\
+           [[router.policy.settings.rule]]\nname = \"reads\"\naction = \"forward\"\n\
+           services = [\"read-property\", \"who-is\", \"i-am\"]\n\
+           [[router.policy.settings.rule]]\nname = \"network-layer\"\naction = \"forward\"\nkinds = [\"network-message\"]\n";
+    let gateway = start("mstp-firewall.toml", &router, &scratch);
+    let device = format!(
+        "[[device]]\ninstance = 2003\npassword = \"x\"\nmstp = {{ device = \"{}\", baud = 38400, mac = 2, max_master = 7 }}\n",
+        ptys[1]
+    );
+    let station = start("station.toml", &device, &Scratch::new("router", "mstp-firewall-station"));
+    let client = bind_client().await;
+    let remote = behind(port, 2, &[2]);
+    let av1 = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
+    let before = client
+        .read_property(&remote, av1, PropertyIdentifier::PRESENT_VALUE, None)
+        .await
+        .unwrap_or_else(|e| panic!("a read crosses: {e}\nrouter:\n{}\nstation:\n{}", gateway.log(), station.log()));
+    let refused = client
+        .write_property(&remote, av1, PropertyIdentifier::PRESENT_VALUE, None, Value::Real(-5.5).into(), Some(8))
+        .await;
+    assert!(refused.is_err(), "a write from the IP side is refused: {refused:?}");
+    let after = client.read_property(&remote, av1, PropertyIdentifier::PRESENT_VALUE, None).await.unwrap();
+    assert_eq!(after, before, "the trunk's device was not written");
+    assert_ne!(after, Value::Real(-5.5).into());
+    drop(station);
+    drop(gateway);
+}
+
 fn device_id(instance: u32) -> ObjectIdentifier {
     device(instance)
 }
@@ -398,7 +446,6 @@ fn device_id(instance: u32) -> ObjectIdentifier {
 /// all captured on `lo` and dissected by tshark with no malformed packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cov_crosses_the_router_and_tshark_dissects_every_packet() {
-    use std::io::BufRead;
     let _timing = crate::peers::shared().await;
     let scratch = Scratch::new("router", "cov-capture");
     let port = free_port();
@@ -407,23 +454,7 @@ async fn cov_crosses_the_router_and_tshark_dissects_every_packet() {
          [[device]]\nvirtual_network = 1001\ninstance = 1001\npassword = \"x\"\n"
     );
     let pcap = scratch.path("router.pcapng");
-    let mut tshark = std::process::Command::new("tshark")
-        .args(["-i", "lo", "-f", &format!("udp port {port}"), "-w"])
-        .arg(&pcap)
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("tshark is installed by the README's test command");
-    let stderr = tshark.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("Capturing on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30)).expect("tshark started capturing");
+    let capture = crate::tshark::Capture::on("lo", &format!("udp port {port}"), &pcap);
     let gateway = start("gateway.toml", &config, &scratch);
 
     let client = bind_client().await;
@@ -457,30 +488,17 @@ async fn cov_crosses_the_router_and_tshark_dissects_every_packet() {
         ..message(NetworkMessage::WhatIsNetworkNumber, None)
     };
     ask(&socket, port, &nowhere);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let _ = std::process::Command::new("kill").args(["-INT", &tshark.id().to_string()]).status();
-    let _ = tshark.wait();
     drop(gateway);
-
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-V", "-d", &format!("udp.port=={port},bvlc")])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "tshark -r failed: {}", String::from_utf8_lossy(&out.stderr));
-    for what in [
-        "subscribeCOV",
-        "confirmedCOVNotification",
-        "writeProperty",
-        "I-Am-Router-To-Network",
-        "Reject-Message-To-Network",
-    ] {
-        assert!(text.contains(what), "tshark saw no {what}");
-    }
-    assert!(!text.contains("Malformed"), "malformed packet in the capture:\n{text}");
-    assert!(!text.contains("Expert Info (Error"), "dissector error in the capture:\n{text}");
+    capture.finish(
+        &[port],
+        &[
+            "subscribeCOV",
+            "confirmedCOVNotification",
+            "writeProperty",
+            "I-Am-Router-To-Network",
+            "Reject-Message-To-Network",
+        ],
+    );
 }
 
 /// Our client reaches the peers' devices through our router: bacpypes3's

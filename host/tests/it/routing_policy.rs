@@ -43,6 +43,8 @@ struct Station(UdpSocket);
 struct Answers {
     /// APDU types of the APDUs (0x30 ComplexACK, 0x20 SimpleACK, 0x10 I-Am…).
     apdus: Vec<u8>,
+    /// The service choices of the unconfirmed requests among them (0 I-Am, 1 I-Have…).
+    unconfirmed_services: Vec<u8>,
     /// Network-layer messages, decoded.
     rejects: Vec<(RejectMessageReason, u16)>,
 }
@@ -82,7 +84,12 @@ impl Station {
         while let Ok(len) = self.0.recv(&mut buf) {
             let Some(n) = Bvll::decode(&buf[..len]).ok().and_then(|b| b.npdu().map(<[u8]>::to_vec)) else { continue };
             match Npdu::decode(&n).map(|n| n.payload) {
-                Ok(NpduPayload::Apdu(apdu)) => a.apdus.push(apdu[0] & 0xF0),
+                Ok(NpduPayload::Apdu(apdu)) => {
+                    a.apdus.push(apdu[0] & 0xF0);
+                    if apdu[0] & 0xF0 == 0x10 {
+                        a.unconfirmed_services.extend(apdu.get(1));
+                    }
+                }
                 Ok(NpduPayload::Message(NetworkMessage::RejectMessageToNetwork { reason, net })) => {
                     a.rejects.push((reason, net))
                 }
@@ -110,6 +117,12 @@ fn write_av(instance: u8) -> Vec<u8> {
 const DCC_DISABLE: [u8; 6] = [0x00, 0x05, 3, 17, 0x19, 0x01];
 
 const WHO_IS: [u8; 2] = [0x10, 0x08];
+
+/// Who-Has analog-value,1 (by object identifier, context tag 2).
+const WHO_HAS_AV1: [u8; 7] = [0x10, 0x07, 0x2C, 0x00, 0x80, 0x00, 0x01];
+
+/// The unconfirmed service choice of I-Have.
+const I_HAVE: u8 = 1;
 
 const COMPLEX_ACK: u8 = 0x30;
 const SIMPLE_ACK: u8 = 0x20;
@@ -160,6 +173,15 @@ fn the_example_firewall_and_broadcast_guard_block_what_they_should_and_forward_t
     assert_eq!(heard.apdus.iter().filter(|t| **t == I_AM).count(), 6, "3 Who-Is × 2 devices: {heard:?}");
     let quiet = laptop.ask(router, NetAddress { net: 2, mac: &[] }, &WHO_IS);
     assert_eq!(quiet.apdus, [I_AM, I_AM], "another source keeps its own budget");
+    // Who-Has draws on the same budget: a third source's storm of six gets
+    // three through, each answered by both devices' I-Have.
+    let seeker = Station::bind(0);
+    for _ in 0..6 {
+        seeker.send(router, NetAddress { net: 2, mac: &[] }, &WHO_HAS_AV1);
+    }
+    let had = seeker.answers();
+    assert_eq!(had.apdus.len(), 6, "3 Who-Has × 2 devices: {had:?}");
+    assert_eq!(had.unconfirmed_services, [I_HAVE; 6], "all of them I-Have: {had:?}");
     drop(gateway);
 }
 

@@ -28,6 +28,10 @@ Present_Value of characterstring-value,2 becomes
 e.g. "utcTimeSynchronization 2025-06-01 7 12:00:00.00"). The device's own
 Local_Date/Local_Time stay the host clock's.
 
+``--bbmd``: the device's port is also a BBMD with an empty BDT, which
+accepts foreign-device registrations from anyone (bacpypes3 has no
+restriction to configure).
+
 Usage:  .venv-peers/bin/python host/tests/peers/bacpypes3_server.py --port 47809
 """
 
@@ -136,14 +140,19 @@ def _fix_dcc_receive_filter(asap) -> None:
     asap.confirmation = confirmation
 
 
-def build_app(port: int, device_id: int, extra: int, commandable: bool = False) -> Application:
-    # Only 127.0.0.1/8: the /8 also binds the 127.255.255.255 broadcast socket.
+def build_app(
+    port: int, device_id: int, extra: int, commandable: bool = False, bbmd: bool = False, address: str = "127.0.0.1/8"
+) -> Application:
+    # 127.0.0.1/8 by default: the /8 also binds the 127.255.255.255 broadcast socket.
     bp_args = SimpleArgumentParser().parse_args(
         [
-            "--address", f"127.0.0.1/8:{port}",
+            "--address", f"{address}:{port}",
             "--instance", str(device_id),
             "--name", f"bacpypes3-{device_id}",
         ]
+        # A BBMD with an empty BDT: it accepts foreign devices (bacpypes3
+        # checks no source address) and distributes their broadcasts.
+        + (["--bbmd"] if bbmd else [])
     )
     app = ServerApplication.from_args(bp_args)
     app.device_object._dcc_password = DCC_PASSWORD
@@ -249,9 +258,13 @@ async def main() -> int:
                         help="extra analog-value objects av2.. (default 0)")
     parser.add_argument("--commandable", action="store_true",
                         help="the extra analog values are commandable (COV on writes)")
+    parser.add_argument("--bbmd", action="store_true",
+                        help="also a BBMD (empty BDT) accepting foreign devices")
+    parser.add_argument("--address", default="127.0.0.1/8",
+                        help="IP/PREFIX to bind (default 127.0.0.1/8; another only inside a test's network namespace)")
     args = parser.parse_args()
 
-    app = build_app(args.port, args.device_id, args.objects, args.commandable)
+    app = build_app(args.port, args.device_id, args.objects, args.commandable, args.bbmd, args.address)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -265,7 +278,7 @@ async def main() -> int:
             break
         await asyncio.sleep(0.01)
     else:
-        print(f"bacpypes3_server: could not bind 127.0.0.1:{args.port}", file=sys.stderr)
+        print(f"bacpypes3_server: could not bind {args.address}:{args.port}", file=sys.stderr)
         app.close()
         return 1
     print("READY", flush=True)

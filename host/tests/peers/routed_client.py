@@ -12,11 +12,18 @@ status 0 when every step succeeded, 1 otherwise, 2 on bad arguments.
   Object_Identifier; then, on the first device, a WriteProperty of
   analog-value,1 present-value 23.5 at priority 8, the read-back, and the
   same property on the second device (not written).
+  Then a ranged Who-Is sent as a remote broadcast to the devices' network
+  through the router (only the first device answers), and a COV
+  subscription through the router: the initial notification, a write, and
+  the notification that carries the new value.
 * ``rusty``: a global Who-Is broadcast (the client shares the router's UDP
   port on another loopback address, so the router hears it), the I-Ams
   collected with their SNET/SADR, then for each device a read by instance
   (``read_property_from_device``: the client routes it through the router
-  that forwarded the I-Am).
+  that forwarded the I-Am); a ranged global Who-Is (only the second device
+  answers); a WriteProperty by instance through the router and the
+  read-back. (rusty's ``subscribe_cov`` takes only an ``ip:port`` address,
+  so it cannot subscribe to a device behind a router.)
 
 A device's MAC on the virtual network is its instance in three octets.
 
@@ -101,12 +108,47 @@ async def with_bacpypes3(args: argparse.Namespace, steps: Steps) -> None:
         value = await steps.run("read-av1-other-device", app.read_property(addresses[second], av1, "present-value"))
         if value is not FAILED:
             steps.report("read-av1-other-device", abs(float(value) - 23.5) > 1e-6, value=float(value))
+        # A ranged Who-Is to the virtual network (a remote broadcast, DNET
+        # and no DADR, sent to the router): only the first device answers.
+        remote_broadcast = Address(f"{args.network}:*@{args.router}")
+        i_ams = await steps.run("who-is-range", app.who_is(first, first, remote_broadcast, timeout=3))
+        if i_ams is not FAILED:
+            found = sorted(i.iAmDeviceIdentifier[1] for i in i_ams)
+            steps.report("who-is-range", found == [first], found=found)
+        await cov_through_router(app, addresses[first], av1, steps)
     finally:
         app.close()
 
 
+async def cov_through_router(app: Any, address: Any, av1: Any, steps: Steps) -> None:
+    """Subscribe (confirmed notifications) to analog-value,1 through the
+    router, take the initial notification, write a new value and wait for
+    the notification that carries it."""
+    from bacpypes3.primitivedata import Real
+
+    async def subscribe_and_change() -> List[float]:
+        seen: List[float] = []
+        async with app.change_of_value(address, av1, 4711, True, 120) as scm:
+            while True:
+                prop, value = await scm.get_value()
+                if str(prop) == "present-value":
+                    seen.append(float(value))
+                    break
+            await app.write_property(address, av1, "present-value", Real(24.5), priority=8)
+            while True:
+                prop, value = await scm.get_value()
+                if str(prop) == "present-value":
+                    seen.append(float(value))
+                    if abs(float(value) - 24.5) < 1e-6:
+                        return seen
+
+    seen = await steps.run("cov-through-router", subscribe_and_change())
+    if seen is not FAILED:
+        steps.report("cov-through-router", seen[0] == 23.5 and seen[-1] == 24.5, values=seen)
+
+
 async def with_rusty(args: argparse.Namespace, steps: Steps) -> None:
-    from rusty_bacnet import BACnetClient, ObjectIdentifier, ObjectType, PropertyIdentifier
+    from rusty_bacnet import BACnetClient, ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue
 
     interface, port = args.local.split(":")
     devices = [int(d) for d in args.devices.split(",")]
@@ -140,6 +182,30 @@ async def with_rusty(args: argparse.Namespace, steps: Steps) -> None:
             )
             if value is not FAILED:
                 steps.report(f"read-device-{d}", str(d) in repr(value), value=repr(value))
+        # A ranged Who-Is (global, limits = the second device): only it
+        # answers. (discover() returns every device heard so far: forget them.)
+        second = devices[1]
+        client.clear_devices()
+        found = await steps.run("who-is-range", client.discover(timeout_ms=2000, low_limit=second, high_limit=second))
+        if found is not FAILED:
+            got = sorted(d.object_identifier.instance for d in found)
+            steps.report("who-is-range", got == [second], found=got)
+        # WriteProperty through the router, by instance, then the read-back.
+        av1 = ObjectIdentifier(ObjectType.ANALOG_VALUE, 1)
+        done = await steps.run(
+            "write-av1-p9",
+            client.write_property_to_device(
+                second, av1, PropertyIdentifier.PRESENT_VALUE, PropertyValue.real(31.25), priority=9
+            ),
+        )
+        if done is not FAILED:
+            steps.report("write-av1-p9", True)
+        value = await steps.run(
+            "read-av1-after-write",
+            client.read_property_from_device(second, av1, PropertyIdentifier.PRESENT_VALUE),
+        )
+        if value is not FAILED:
+            steps.report("read-av1-after-write", abs(float(value.value) - 31.25) < 1e-6, value=repr(value))
 
 
 def main() -> int:

@@ -25,6 +25,10 @@ Objects:
 ``--bbmd``: the server is also a BBMD accepting foreign devices (an empty
 BDT: its own row only).
 
+``--ipv6 ADDR``: BACnet/IPv6 (Annex U) on ``[ADDR]:PORT`` instead, the VMAC
+being the device instance (e.g. ``::1``, or an address of a test's network
+namespace).
+
 MS/TP (``--mstp PATH --mac N --baud B [--max-master M]``, instead of
 ``--port``): the station runs on a serial device, e.g. one end of a socat
 pty pair. rusty-bacnet 0.14.0's ``BACnetServer(transport="mstp")`` panics in
@@ -72,16 +76,22 @@ async def main() -> int:
                         help="segmented-both (rusty-bacnet's default is no-segmentation)")
     parser.add_argument("--bbmd", action="store_true",
                         help="be a BBMD that accepts foreign-device registrations (no peers)")
+    parser.add_argument("--ipv6", metavar="ADDR",
+                        help="BACnet/IPv6 on [ADDR]:PORT instead of B/IP (VMAC = the device instance)")
     args = parser.parse_args()
     if args.mstp is not None:
         return await serve_mstp(args)
 
+    where = (
+        {"transport": "ipv6", "ipv6_interface": args.ipv6}
+        if args.ipv6
+        else {"interface": "127.0.0.1", "broadcast_address": "127.255.255.255"}
+    )
     server = BACnetServer(
         device_instance=args.device_id,
         device_name=f"RustyServer-{args.device_id}",
-        interface="127.0.0.1",
         port=args.port,
-        broadcast_address="127.255.255.255",
+        **where,
         # Answer DeviceCommunicationControl (default policy denies all).
         dcc_policy="require_password",
         dcc_password="trellis",

@@ -1,7 +1,7 @@
 //! Receiving side of a BACnet/IPv6 port: reads datagrams, checks the
 //! framing, answers resolution requests, learns VMACs, hands NPDUs up.
 
-use crate::{MAX_VMACS, VmacTable};
+use crate::{MAX_VMACS, OurVmac, VmacTable};
 use bacnet::bvll6::{Bvll6, Vmac};
 use std::net::{SocketAddr, SocketAddrV6};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,8 +48,12 @@ pub struct Inbound<'a> {
 #[derive(Debug)]
 pub struct Bip6Driver {
     socket: Arc<UdpSocket>,
+    /// A receive-only socket bound to the multicast group, when the port is
+    /// bound to a unicast address (which Linux does not deliver the group's
+    /// datagrams to).
+    group_rx: Option<UdpSocket>,
     local: SocketAddrV6,
-    vmac: Vmac,
+    vmac: Arc<OurVmac>,
     table: VmacTable,
     stats: Arc<Bip6Stats>,
     buf: Box<[u8]>,
@@ -60,12 +64,14 @@ pub struct Bip6Driver {
 impl Bip6Driver {
     pub(crate) fn new(
         socket: Arc<UdpSocket>,
+        group_rx: Option<UdpSocket>,
         local: SocketAddrV6,
-        vmac: Vmac,
+        vmac: Arc<OurVmac>,
         table: VmacTable,
         stats: Arc<Bip6Stats>,
     ) -> Self {
-        Bip6Driver { socket, local, vmac, table, stats, buf: vec![0; 65536].into_boxed_slice(), bbmd: None }
+        let buf = vec![0; 65536].into_boxed_slice();
+        Bip6Driver { socket, group_rx, local, vmac, table, stats, buf, bbmd: None }
     }
 
     /// The driver's counters.
@@ -75,21 +81,37 @@ impl Bip6Driver {
 
     /// Wait until a datagram may be waiting.
     pub async fn readable(&self) -> std::io::Result<()> {
-        self.socket.readable().await
+        std::future::poll_fn(|cx| self.poll_readable(cx)).await
     }
 
     /// [`readable`](Self::readable) as a poll, for a task that waits on
     /// several ports at once (a router).
     pub fn poll_readable(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        if let Some(group) = &self.group_rx
+            && group.poll_recv_ready(cx).is_ready()
+        {
+            return std::task::Poll::Ready(Ok(()));
+        }
         self.socket.poll_recv_ready(cx)
     }
 
     /// Take up to `max` datagrams waiting now, without waiting; each NPDU
     /// goes to `each`. Returns how many datagrams were read.
     pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
+        let read = self.drain_from(false, max, &mut each);
+        if read < max && self.group_rx.is_some() { read + self.drain_from(true, max - read, &mut each) } else { read }
+    }
+
+    /// [`drain`](Self::drain) from the port's socket or its group socket
+    /// (answers go from the port's socket either way).
+    fn drain_from(&mut self, group: bool, max: usize, each: &mut impl FnMut(Inbound<'_>)) -> usize {
         let mut read = 0;
+        let from_socket = match (&self.group_rx, group) {
+            (Some(g), true) => g,
+            _ => &*self.socket,
+        };
         while read < max {
-            let (n, from) = match self.socket.try_recv_from(&mut self.buf) {
+            let (n, from) = match from_socket.try_recv_from(&mut self.buf) {
                 Ok((n, SocketAddr::V6(from))) => (n, from),
                 Ok(_) => {
                     read += 1;
@@ -111,8 +133,10 @@ impl Bip6Driver {
                 continue;
             };
             let up = match &self.bbmd {
-                Some(bbmd) => with_bbmd(bbmd, &self.socket, self.local, self.vmac, &self.table, &self.stats, from, msg),
-                None => classify(&self.socket, self.vmac, &self.table, &self.stats, from, msg),
+                Some(bbmd) => {
+                    with_bbmd(bbmd, &self.socket, self.local, &self.vmac, &self.table, &self.stats, from, msg)
+                }
+                None => classify(&self.socket, self.local, &self.vmac, &self.table, &self.stats, from, msg),
             };
             if let Some(up) = up {
                 self.stats.npdus.fetch_add(1, Ordering::Relaxed);
@@ -133,12 +157,13 @@ fn with_bbmd<'a>(
     bbmd: &crate::PortBbmd6,
     socket: &UdpSocket,
     local: SocketAddrV6,
-    ours: Vmac,
+    vmac: &OurVmac,
     table: &VmacTable,
     stats: &Bip6Stats,
     from: SocketAddrV6,
     msg: Bvll6<'a>,
 ) -> Option<Inbound<'a>> {
+    let ours = vmac.get();
     match msg {
         Bvll6::ForwardedNpdu { .. }
         | Bvll6::DistributeBroadcastToNetwork { .. }
@@ -160,14 +185,21 @@ fn with_bbmd<'a>(
             up.map(|u| Inbound { source: u.source, npdu: u.npdu, broadcast: true })
         }
         Bvll6::OriginalBroadcastNpdu { .. } => {
-            let up = classify(socket, ours, table, stats, from, msg);
+            let up = classify(socket, local, vmac, table, stats, from, msg);
             if up.is_some() {
                 bbmd.with(socket, |b, now| b.handle_bvll(now, from, &msg, true));
             }
             up
         }
-        _ => classify(socket, ours, table, stats, from, msg),
+        _ => classify(socket, local, vmac, table, stats, from, msg),
     }
+}
+
+/// Whether a datagram from `from` is our own: sent from our address, or,
+/// on a socket bound to `::`, from our port on an address of this host.
+fn is_us(local: SocketAddrV6, from: SocketAddrV6) -> bool {
+    from == local
+        || (local.ip().is_unspecified() && from.port() == local.port() && crate::interface_of(from.ip()).is_some())
 }
 
 /// Whether `a` and `b` share their first 64 bits.
@@ -178,16 +210,41 @@ fn same_prefix(a: SocketAddrV6, b: SocketAddrV6) -> bool {
 /// Learn, answer, and say what goes up.
 fn classify<'a>(
     socket: &UdpSocket,
-    ours: Vmac,
+    local: SocketAddrV6,
+    vmac: &OurVmac,
     table: &VmacTable,
     stats: &Bip6Stats,
     from: SocketAddrV6,
     msg: Bvll6<'a>,
 ) -> Option<Inbound<'a>> {
+    let ours = vmac.get();
     if let Some(source) = msg.source() {
         if source == ours {
-            if stats.duplicate_vmac.fetch_add(1, Ordering::Relaxed) == 0 {
-                tracing::warn!(%from, "another station uses our VMAC {:02x}{:02x}{:02x} (Annex U.5): its traffic is ignored", ours[0], ours[1], ours[2]);
+            if is_us(local, from) {
+                return None; // our own multicast, looped back to a socket bound to `::`
+            }
+            // A station probing whether our VMAC is free learns that it is not.
+            if let Bvll6::AddressResolution { target, .. } = msg
+                && target == ours
+            {
+                let mut buf = Vec::with_capacity(10);
+                let ack = Bvll6::AddressResolutionAck { source: ours, destination: ours };
+                if ack.encode(&mut buf).is_ok() {
+                    let _ = socket.try_send_to(&buf, SocketAddr::V6(from));
+                }
+            }
+            let first = stats.duplicate_vmac.fetch_add(1, Ordering::Relaxed) == 0;
+            let [a, b, c] = ours;
+            match vmac.on_duplicate() {
+                Some([x, y, z]) => tracing::warn!(
+                    %from,
+                    "another station uses our VMAC {a:02x}{b:02x}{c:02x} (Annex U.5): ours is now {x:02x}{y:02x}{z:02x}"
+                ),
+                None if first => tracing::warn!(
+                    %from,
+                    "another station uses our VMAC {a:02x}{b:02x}{c:02x} (Annex U.5): its traffic is ignored"
+                ),
+                None => {}
             }
             return None;
         }

@@ -1,6 +1,6 @@
 //! Sending side of a BACnet/IPv6 port.
 
-use crate::{Bip6Stats, PortBbmd6, VmacTable};
+use crate::{Bip6Stats, OurVmac, PortBbmd6, VmacTable};
 use bacnet::bvll6::{Bvll6, Vmac, result};
 use std::net::SocketAddrV6;
 use std::sync::atomic::Ordering;
@@ -13,7 +13,7 @@ use tokio::net::UdpSocket;
 pub struct Bip6Handle {
     socket: Arc<UdpSocket>,
     local: SocketAddrV6,
-    vmac: Vmac,
+    vmac: Arc<OurVmac>,
     group: SocketAddrV6,
     table: VmacTable,
     /// The port's BBMD, when it is one (see [`crate::enable_bbmd`]).
@@ -27,7 +27,7 @@ impl Bip6Handle {
     pub(crate) fn new(
         socket: Arc<UdpSocket>,
         local: SocketAddrV6,
-        vmac: Vmac,
+        vmac: Arc<OurVmac>,
         group: SocketAddrV6,
         table: VmacTable,
         stats: Arc<Bip6Stats>,
@@ -47,7 +47,7 @@ impl Bip6Handle {
     /// renew with the same call before the TTL runs out.
     pub async fn register_foreign_device(&self, bbmd: SocketAddrV6, ttl: u16, within: Duration) -> std::io::Result<()> {
         let before = self.stats.results.load(Ordering::Relaxed);
-        self.send_to(bbmd, Bvll6::RegisterForeignDevice { source: self.vmac, ttl }).await?;
+        self.send_to(bbmd, Bvll6::RegisterForeignDevice { source: self.vmac.get(), ttl }).await?;
         let deadline = tokio::time::Instant::now() + within;
         while tokio::time::Instant::now() < deadline {
             if self.stats.results.load(Ordering::Relaxed) > before && self.stats.last_result_from() == Some(bbmd) {
@@ -84,7 +84,7 @@ impl Bip6Handle {
 
     /// Our VMAC.
     pub fn vmac(&self) -> Vmac {
-        self.vmac
+        self.vmac.get()
     }
 
     /// Where `vmac` lives, if we have heard from it.
@@ -102,7 +102,7 @@ impl Bip6Handle {
     /// the NPDU is refused with `NotFound`.
     pub async fn send_unicast(&self, vmac: Vmac, npdu: &[u8]) -> std::io::Result<()> {
         let Some(to) = self.address_of(vmac) else {
-            let _ = self.send_to(self.group, Bvll6::AddressResolution { source: self.vmac, target: vmac }).await;
+            let _ = self.send_to(self.group, Bvll6::AddressResolution { source: self.vmac.get(), target: vmac }).await;
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!(
@@ -111,7 +111,7 @@ impl Bip6Handle {
                 ),
             ));
         };
-        self.send_to(to, Bvll6::OriginalUnicastNpdu { source: self.vmac, destination: vmac, npdu }).await
+        self.send_to(to, Bvll6::OriginalUnicastNpdu { source: self.vmac.get(), destination: vmac, npdu }).await
     }
 
     /// Send an NPDU to every station: to the multicast group (and, on a
@@ -119,18 +119,18 @@ impl Bip6Handle {
     /// its BBMD as Distribute-Broadcast-To-Network.
     pub async fn send_broadcast(&self, npdu: &[u8]) -> std::io::Result<()> {
         if let Some(bbmd) = self.foreign.get() {
-            return self.send_to(*bbmd, Bvll6::DistributeBroadcastToNetwork { source: self.vmac, npdu }).await;
+            return self.send_to(*bbmd, Bvll6::DistributeBroadcastToNetwork { source: self.vmac.get(), npdu }).await;
         }
         if let Some(bbmd) = &self.bbmd {
             bbmd.with(&self.socket, |b, now| b.handle_local_broadcast(now, npdu));
         }
-        self.send_to(self.group, Bvll6::OriginalBroadcastNpdu { source: self.vmac, npdu }).await
+        self.send_to(self.group, Bvll6::OriginalBroadcastNpdu { source: self.vmac.get(), npdu }).await
     }
 
     /// Ask `to` for its VMAC (Virtual-Address-Resolution); its answer fills
     /// the table.
     pub async fn resolve(&self, to: SocketAddrV6) -> std::io::Result<()> {
-        self.send_to(to, Bvll6::VirtualAddressResolution { source: self.vmac }).await
+        self.send_to(to, Bvll6::VirtualAddressResolution { source: self.vmac.get() }).await
     }
 
     /// Send any message to `to`.

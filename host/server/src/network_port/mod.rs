@@ -5,7 +5,8 @@
 //!
 //! What each port says: its Network_Type (IPv4, MS/TP, virtual), the
 //! network number and how it is known, its MAC address, the datalink's
-//! own properties (B/IP address, mask and UDP port; MS/TP Max_Master and
+//! own properties (B/IP address, mask and UDP port; B/IPv6 mode, address,
+//! prefix length, UDP port and multicast group; MS/TP Max_Master and
 //! Max_Info_Frames) and, on a router's ports, the Routing_Table: the
 //! networks reachable through other routers on that port, as the router
 //! last published them.
@@ -66,6 +67,10 @@ pub enum PortKind {
         address: std::net::SocketAddrV6,
         /// The port's VMAC (its MAC_Address).
         vmac: [u8; 3],
+        /// The multicast group its broadcasts go to (FF02::BAC0 or FF05::BAC0).
+        group: std::net::Ipv6Addr,
+        /// The port is a BACnet/IPv6 BBMD (BACnet_IPv6_Mode bbmd).
+        bbmd: bool,
     },
     /// BACnet/SC (Annex AB): a node on its hubs.
     Sc(Box<ScView>),
@@ -172,7 +177,14 @@ impl NetworkPort {
             }
             PortKind::Mstp { .. } => list.extend([P::MAX_MASTER, P::MAX_INFO_FRAMES]),
             PortKind::Sc(_) => list.extend(sc::PROPERTIES),
-            PortKind::Virtual { .. } | PortKind::Ipv6 { .. } => {}
+            PortKind::Ipv6 { .. } => list.extend([
+                P::BACNET_IPV6_MODE,
+                P::IPV6_ADDRESS,
+                P::IPV6_PREFIX_LENGTH,
+                P::BACNET_IPV6_UDP_PORT,
+                P::BACNET_IPV6_MULTICAST_ADDRESS,
+            ]),
+            PortKind::Virtual { .. } => {}
         }
         if self.routes.is_some() {
             list.push(P::ROUTING_TABLE);
@@ -268,6 +280,32 @@ impl NetworkPort {
             },
             P::IP_SUBNET_MASK => match &self.kind {
                 PortKind::Ipv4 { mask, .. } => Value::OctetString(mask.octets().to_vec()).into(),
+                _ => return Err(unknown),
+            },
+            P::BACNET_IPV6_MODE => match &self.kind {
+                PortKind::Ipv6 { bbmd, .. } => {
+                    Value::Enumerated(if *bbmd { IP_MODE_BBMD } else { IP_MODE_NORMAL }).into()
+                }
+                _ => return Err(unknown),
+            },
+            P::IPV6_ADDRESS => match &self.kind {
+                PortKind::Ipv6 { address, .. } => Value::OctetString(address.ip().octets().to_vec()).into(),
+                _ => return Err(unknown),
+            },
+            P::IPV6_PREFIX_LENGTH => match &self.kind {
+                // The bound address's prefix on its interface; a port bound
+                // to `::` (or an address the host no longer has) says 0.
+                PortKind::Ipv6 { address, .. } => {
+                    Value::Unsigned(trellis_bip6::prefix_length_of(address.ip()).unwrap_or(0).into()).into()
+                }
+                _ => return Err(unknown),
+            },
+            P::BACNET_IPV6_UDP_PORT => match &self.kind {
+                PortKind::Ipv6 { address, .. } => Value::Unsigned(address.port().into()).into(),
+                _ => return Err(unknown),
+            },
+            P::BACNET_IPV6_MULTICAST_ADDRESS => match &self.kind {
+                PortKind::Ipv6 { group, .. } => Value::OctetString(group.octets().to_vec()).into(),
                 _ => return Err(unknown),
             },
             P::MAX_MASTER => match &self.kind {
@@ -401,6 +439,34 @@ mod tests {
         assert!(list.0.contains(&Element::Application(Value::Enumerated(P::NETWORK_NUMBER.0))));
         assert!(!list.0.contains(&Element::Application(Value::Enumerated(P::PROPERTY_LIST.0))));
         assert_eq!(p.read(P::PROPERTY_LIST, Some(0)), Ok(Value::Unsigned(list.0.len() as u64).into()));
+    }
+
+    #[test]
+    fn a_bacnet_ipv6_port_says_where_it_is() {
+        let p = NetworkPort {
+            instance: 1,
+            name: "BACnet/IPv6".into(),
+            network: None,
+            kind: PortKind::Ipv6 {
+                address: std::net::SocketAddrV6::new(std::net::Ipv6Addr::LOCALHOST, 47808, 0, 0),
+                vmac: [0x05, 0xef, 0x89],
+                group: "ff02::bac0".parse().unwrap(),
+                bbmd: true,
+            },
+            routes: None,
+            bbmd: None,
+        };
+        assert_eq!(p.read(P::NETWORK_TYPE, None), Ok(Value::Enumerated(9).into()));
+        assert_eq!(p.read(P::MAC_ADDRESS, None), Ok(Value::OctetString(vec![0x05, 0xef, 0x89]).into()));
+        assert_eq!(p.read(P::BACNET_IPV6_MODE, None), Ok(Value::Enumerated(IP_MODE_BBMD).into()));
+        let mut loopback = vec![0; 15];
+        loopback.push(1);
+        assert_eq!(p.read(P::IPV6_ADDRESS, None), Ok(Value::OctetString(loopback).into()));
+        assert_eq!(p.read(P::IPV6_PREFIX_LENGTH, None), Ok(Value::Unsigned(128).into()));
+        assert_eq!(p.read(P::BACNET_IPV6_UDP_PORT, None), Ok(Value::Unsigned(47808).into()));
+        let group = "ff02::bac0".parse::<std::net::Ipv6Addr>().unwrap().octets().to_vec();
+        assert_eq!(p.read(P::BACNET_IPV6_MULTICAST_ADDRESS, None), Ok(Value::OctetString(group).into()));
+        assert_eq!(p.read(P::IP_ADDRESS, None).unwrap_err().code, ErrorCode::UNKNOWN_PROPERTY);
     }
 
     #[test]

@@ -49,3 +49,45 @@ async fn a_duplicate_vmac_is_noticed() {
     a_rx.drain(8, |_| panic!("nothing goes up from a duplicate"));
     assert_eq!(stats.duplicate_vmac.load(std::sync::atomic::Ordering::Relaxed), 1);
 }
+
+/// A random VMAC (a client's) lies above every device instance's and is
+/// replaced when another station turns out to use it; a configured one
+/// stays. A station probing whether a VMAC is free (an Address-Resolution
+/// from that VMAC for that VMAC) is answered by the one that has it.
+///
+/// ```text
+/// twin (VMAC = R's) ──Virtual-Address-Resolution──▶ R (random): duplicate → R picks another
+/// prober (VMAC 7) ──Address-Resolution for 7──▶ A (VMAC 7) ──Address-Resolution-ACK──▶ prober
+/// ```
+#[tokio::test]
+async fn a_random_vmac_is_replaced_on_a_duplicate_and_a_probe_is_answered() {
+    let (r, mut r_rx) = bind(&Bip6Config::random(Ipv6Addr::LOCALHOST, 0)).unwrap();
+    let first = r.vmac();
+    let value = u32::from_be_bytes([0, first[0], first[1], first[2]]);
+    assert!((trellis_bip6::RANDOM_VMAC_MIN..=trellis_bip6::RANDOM_VMAC_MAX).contains(&value), "{value:06x}");
+    let instance = value & 0x3F_FFFF;
+    let mut twin_config = Bip6Config::new(Ipv6Addr::LOCALHOST, 0, instance);
+    twin_config.vmac = first;
+    let (twin, _twin_rx) = bind(&twin_config).unwrap();
+    twin.resolve(r.local_addr()).await.unwrap();
+    tokio::time::timeout(WAIT, r_rx.readable()).await.unwrap().unwrap();
+    r_rx.drain(8, |_| panic!("nothing goes up from a duplicate"));
+    assert_ne!(r.vmac(), first, "a random VMAC is replaced");
+    assert_eq!(r_rx.stats().duplicate_vmac.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+    let (a, mut a_rx) = bind(&Bip6Config::new(Ipv6Addr::LOCALHOST, 0, 7)).unwrap();
+    let prober = std::net::UdpSocket::bind("[::1]:0").unwrap();
+    prober.set_read_timeout(Some(WAIT)).unwrap();
+    let mut probe = Vec::new();
+    bacnet::bvll6::Bvll6::AddressResolution { source: a.vmac(), target: a.vmac() }.encode(&mut probe).unwrap();
+    prober.send_to(&probe, a.local_addr()).unwrap();
+    tokio::time::timeout(WAIT, a_rx.readable()).await.unwrap().unwrap();
+    a_rx.drain(8, |_| panic!("nothing goes up from a duplicate"));
+    assert_eq!(a.vmac(), [0, 0, 7], "a configured VMAC stays");
+    let mut buf = [0u8; 64];
+    let n = prober.recv(&mut buf).expect("an answer to the probe");
+    assert_eq!(
+        bacnet::bvll6::Bvll6::decode(&buf[..n]).unwrap(),
+        bacnet::bvll6::Bvll6::AddressResolutionAck { source: [0, 0, 7], destination: [0, 0, 7] }
+    );
+}
