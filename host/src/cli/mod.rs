@@ -109,6 +109,10 @@ pub struct GlobalArgs {
     /// replaced if another station turns out to use it).
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(0..=4_194_303))]
     pub vmac_instance: Option<u32>,
+    /// On --ipv6: broadcast to (and listen on) the site-local group
+    /// FF05::BAC0 instead of the link-local FF02::BAC0 (Annex U.3).
+    #[arg(long, global = true)]
+    pub ipv6_site_group: bool,
     /// Talk BACnet/SC (Annex AB) through this hub (`wss://HOST:PORT/`)
     /// instead of BACnet/IP; needs --cert, --key and --ca. Devices are then
     /// addressed as sc:VMAC.
@@ -350,10 +354,11 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let client = if let Some(hub) = &g.sc_hub {
         sc_client(g, hub, config.tsm).await?
     } else if let Some(ip) = g.ipv6 {
-        let port = match g.vmac_instance {
+        let mut port = match g.vmac_instance {
             Some(instance) => trellis_bip6::Bip6Config::new(ip, g.port.unwrap_or(0), instance),
             None => trellis_bip6::Bip6Config::random(ip, g.port.unwrap_or(0)),
         };
+        port.site_group = g.ipv6_site_group;
         let client = Client::bind_bip6(port, config.tsm)
             .await
             .map_err(|e| Failure { code: exit::OTHER, message: format!("--ipv6 {ip}: {e}") })?;

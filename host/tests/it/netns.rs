@@ -235,7 +235,9 @@ fn the_router_joins_two_real_subnets_and_their_broadcasts() {
 /// BACnet/IPv6 on a real link: the client's Who-Is goes to the link-local
 /// multicast group FF02::BAC0 (not to a known peer, as on loopback), the
 /// device on the other end has joined it and answers; the client then
-/// reads by the VMAC it learned. The capture dissects cleanly.
+/// reads by the VMAC it learned; then the same Who-Is on the site-local
+/// group FF05::BAC0 to a device configured for it. The capture dissects
+/// cleanly.
 #[test]
 fn ipv6_multicast_reaches_a_device_on_a_real_link() {
     let _timing = crate::peers::shared_blocking();
@@ -268,7 +270,22 @@ fn ipv6_multicast_reaches_a_device_on_a_real_link() {
         assert!(ok && out.to_lowercase().replace([' ', ':'], "").contains(expected), "{property}:\n{out}");
     }
     drop(device);
-    cap.finish(&[], &["ff02::bac0", "who-Is", "i-Am", "readProperty"]);
+
+    // The same with the site-local group FF05::BAC0 on both sides.
+    let config = scratch.path("ipv6-site.toml");
+    std::fs::write(
+        &config,
+        "[[device]]\ninstance = 7202\npassword = \"x\"\n\
+         bip6 = { bind = \"fd71:1::1\", port = 47808, site_group = true }\n\n[http]\nbind = \"off\"\n",
+    )
+    .unwrap();
+    let device = Gateway::start_in(ns.name("r"), &["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("device exited:\n{log}"));
+    let site = [&client[..], &["--ipv6-site-group"]].concat();
+    let (ok, out) = ns.trellis("a", &[&site[..], &["whois", "--wait", "3"]].concat());
+    assert!(ok && out.contains("7202"), "Who-Is to FF05::BAC0:\n{out}\ndevice:\n{}", device.log());
+    drop(device);
+    cap.finish(&[], &["ff02::bac0", "ff05::bac0", "who-Is", "i-Am", "readProperty"]);
 }
 
 /// rusty-bacnet's BACnet/IPv6 server on a real link behind our router's
