@@ -410,21 +410,29 @@ fn encode_for(d: &DeviceAddress, apdu: &[u8], expecting_reply: bool, out: &mut V
 /// before it gives up on the NPDU.
 const BIP6_RESOLVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Send to a VMAC; one not heard from yet is asked for on the multicast
-/// group first (Address-Resolution) and the NPDU goes once it answers
-/// (the port's driver, on its own task, learns it), within
-/// [`BIP6_RESOLVE_WAIT`].
+/// Send to a VMAC. One not heard from yet is asked for on the multicast
+/// group (Address-Resolution) and the NPDU goes, from a task of its own,
+/// once the port's driver has learned it (within [`BIP6_RESOLVE_WAIT`]);
+/// the actor does not wait, and a request whose NPDU never went is retried
+/// or timed out by the TSM like any lost one.
 async fn send_bip6(port: &trellis_bip6::Bip6Handle, vmac: [u8; 3], npdu: &[u8]) -> std::io::Result<()> {
     match port.send_unicast(vmac, npdu).await {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let deadline = tokio::time::Instant::now() + BIP6_RESOLVE_WAIT;
-            while tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                if port.address_of(vmac).is_some() {
-                    return port.send_unicast(vmac, npdu).await;
+            let (port, npdu) = (port.clone(), npdu.to_vec());
+            tokio::spawn(async move {
+                let deadline = tokio::time::Instant::now() + BIP6_RESOLVE_WAIT;
+                while tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    if port.address_of(vmac).is_some() {
+                        if let Err(e) = port.send_unicast(vmac, &npdu).await {
+                            tracing::warn!(error = %e, "send failed after the VMAC was resolved");
+                        }
+                        return;
+                    }
                 }
-            }
-            Err(e)
+                tracing::warn!("{e}; no answer within {BIP6_RESOLVE_WAIT:?}");
+            });
+            Ok(())
         }
         sent => sent,
     }

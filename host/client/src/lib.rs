@@ -294,9 +294,13 @@ impl Client {
         Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None }
     }
 
-    /// Our station on the port (a B/IP address, an MS/TP MAC, a VMAC).
+    /// Our station on the port (a B/IP address, an MS/TP MAC, a VMAC: the
+    /// current one, a random VMAC being replaced on a duplicate).
     pub fn local_addr(&self) -> LinkAddress {
-        self.local
+        match &self.bip6 {
+            Some(port) => DeviceAddress::bip6(port.vmac()).link,
+            None => self.local,
+        }
     }
 
     /// The broadcast address Who-Is goes to.

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub struct Capture {
     child: Child,
     pcap: PathBuf,
+    /// Stopped and reaped by [`Capture::finish`]: nothing left for drop.
+    finished: bool,
 }
 
 impl Capture {
@@ -39,7 +41,7 @@ impl Capture {
                 }
             }
         });
-        let capture = Capture { child, pcap: pcap.to_path_buf() };
+        let capture = Capture { child, pcap: pcap.to_path_buf(), finished: false };
         rx.recv_timeout(Duration::from_secs(30)).expect("tshark started capturing");
         capture
     }
@@ -52,6 +54,7 @@ impl Capture {
         std::thread::sleep(Duration::from_millis(500));
         let _ = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status();
         let _ = self.child.wait();
+        self.finished = true;
         let mut read = Command::new("tshark");
         read.arg("-r").arg(&self.pcap).arg("-V");
         for port in ports {
@@ -71,7 +74,19 @@ impl Capture {
 }
 
 impl Drop for Capture {
+    /// A capture not finished (the test failed first): SIGINT, so tshark
+    /// stops its dumpcap child too, then SIGKILL if it is still there.
     fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let _ = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status();
+        for _ in 0..50 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

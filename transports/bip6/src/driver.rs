@@ -98,8 +98,17 @@ impl Bip6Driver {
     /// Take up to `max` datagrams waiting now, without waiting; each NPDU
     /// goes to `each`. Returns how many datagrams were read.
     pub fn drain(&mut self, max: usize, mut each: impl FnMut(Inbound<'_>)) -> usize {
-        let read = self.drain_from(false, max, &mut each);
-        if read < max && self.group_rx.is_some() { read + self.drain_from(true, max - read, &mut each) } else { read }
+        if self.group_rx.is_none() {
+            return self.drain_from(false, max, &mut each);
+        }
+        // The group's share first, so a stream of unicasts cannot starve
+        // broadcasts; then the port's socket; then the group again.
+        let mut read = self.drain_from(true, max.div_ceil(2), &mut each);
+        read += self.drain_from(false, max - read, &mut each);
+        if read < max {
+            read += self.drain_from(true, max - read, &mut each);
+        }
+        read
     }
 
     /// [`drain`](Self::drain) from the port's socket or its group socket
@@ -220,8 +229,15 @@ fn classify<'a>(
     let ours = vmac.get();
     if let Some(source) = msg.source() {
         if source == ours {
-            if is_us(local, from) {
-                return None; // our own multicast, looped back to a socket bound to `::`
+            // Our own multicast looped back to a socket bound to `::`, or our
+            // own broadcast re-multicast by a BBMD on our link (a foreign
+            // device's Distribute-Broadcast-To-Network comes back so).
+            let origin = match msg {
+                Bvll6::ForwardedNpdu { original_source, .. } => original_source,
+                _ => from,
+            };
+            if is_us(local, from) || is_us(local, origin) {
+                return None;
             }
             // A station probing whether our VMAC is free learns that it is not.
             if let Bvll6::AddressResolution { target, .. } = msg
@@ -233,14 +249,19 @@ fn classify<'a>(
                     let _ = socket.try_send_to(&buf, SocketAddr::V6(from));
                 }
             }
-            let first = stats.duplicate_vmac.fetch_add(1, Ordering::Relaxed) == 0;
+            // Logged at the 1st, 2nd, 4th, 8th… duplicate: a station
+            // spoofing our VMAC does not become a stream of log lines.
+            let seen = stats.duplicate_vmac.fetch_add(1, Ordering::Relaxed) + 1;
+            let log = seen.is_power_of_two();
             let [a, b, c] = ours;
             match vmac.on_duplicate() {
-                Some([x, y, z]) => tracing::warn!(
-                    %from,
+                Some([x, y, z]) if log => tracing::warn!(
+                    %from, duplicates = seen,
                     "another station uses our VMAC {a:02x}{b:02x}{c:02x} (Annex U.5): ours is now {x:02x}{y:02x}{z:02x}"
                 ),
-                None if first => tracing::warn!(
+                Some(_) => {}
+                None if log => tracing::warn!(
+                    duplicates = seen,
                     %from,
                     "another station uses our VMAC {a:02x}{b:02x}{c:02x} (Annex U.5): its traffic is ignored"
                 ),

@@ -10,7 +10,7 @@
 //! for our VMAC and Virtual-Address-Resolution itself, learns every
 //! sender's VMAC, notices another station using ours (counted and logged;
 //! a random VMAC, [`Bip6Config::random`], is then replaced by another, as
-//! Annex U.5 asks, and is probed with an Address-Resolution when picked),
+//! Annex U.5 asks; the first one is probed with an Address-Resolution at start),
 //! and hands NPDUs up with the sender's VMAC.
 //!
 //! Broadcasts go to the link-local group FF02::BAC0 on the configured
@@ -147,7 +147,9 @@ pub(crate) type VmacTable = Arc<Mutex<HashMap<Vmac, SocketAddrV6>>>;
 /// and foreign devices and answers registrations instead of the plain
 /// node's NAKs, and its sending side has the BBMD forward the node's own
 /// broadcasts. The configuration's `local`, `vmac` and `group` are the
-/// port's. Returns the BBMD, for its table and counters.
+/// port's (a BBMD's port has a configured VMAC: a random one, replaced on a
+/// duplicate, would leave the BBMD with the old one). Returns the BBMD, for
+/// its table and counters.
 pub fn enable_bbmd(
     handle: &mut Bip6Handle,
     driver: &mut Bip6Driver,
@@ -170,11 +172,12 @@ pub fn bind(config: &Bip6Config) -> std::io::Result<(Bip6Handle, Bip6Driver)> {
     let _ = s.set_recv_buffer_size(1 << 20);
     s.bind(&SocketAddr::V6(config.bind).into())?;
     let group_ip = if config.site_group { SITE_LOCAL_GROUP } else { LINK_LOCAL_GROUP };
-    // Multicast needs an interface: the configured one, else the one that
-    // has the bound address.
-    let interface = match config.interface {
-        0 => interface_of(config.bind.ip()).unwrap_or(0),
-        i => i,
+    // Multicast needs an interface: the configured one, else the bound
+    // address's scope (a link-local address's), else the one that has it.
+    let interface = match (config.interface, config.bind.scope_id()) {
+        (0, 0) => interface_of(config.bind.ip()).unwrap_or(0),
+        (0, scope) => scope,
+        (i, _) => i,
     };
     if let Err(e) = s.join_multicast_v6(&group_ip, interface) {
         tracing::warn!(

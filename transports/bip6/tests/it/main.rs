@@ -91,3 +91,26 @@ async fn a_random_vmac_is_replaced_on_a_duplicate_and_a_probe_is_answered() {
         bacnet::bvll6::Bvll6::AddressResolutionAck { source: [0, 0, 7], destination: [0, 0, 7] }
     );
 }
+
+/// Our own broadcast coming back as a BBMD's Forwarded-NPDU (a foreign
+/// device's Distribute-Broadcast-To-Network is multicast on the BBMD's link
+/// so) is not another station with our VMAC: not counted, nothing goes up.
+#[tokio::test]
+async fn our_own_broadcast_forwarded_back_is_not_a_duplicate() {
+    let (r, mut r_rx) = bind(&Bip6Config::random(Ipv6Addr::LOCALHOST, 0)).unwrap();
+    let before = r.vmac();
+    let bbmd = std::net::UdpSocket::bind("[::1]:0").unwrap();
+    let mut forwarded = Vec::new();
+    bacnet::bvll6::Bvll6::ForwardedNpdu {
+        source: before,
+        original_source: r.local_addr(),
+        npdu: &[0x01, 0x20, 0x10, 0x08],
+    }
+    .encode(&mut forwarded)
+    .unwrap();
+    bbmd.send_to(&forwarded, r.local_addr()).unwrap();
+    tokio::time::timeout(WAIT, r_rx.readable()).await.unwrap().unwrap();
+    r_rx.drain(8, |_| panic!("our own broadcast does not come up again"));
+    assert_eq!(r_rx.stats().duplicate_vmac.load(std::sync::atomic::Ordering::Relaxed), 0);
+    assert_eq!(r.vmac(), before, "and our VMAC stays");
+}
