@@ -20,6 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `trellis discover`.
 #[derive(Debug, Args)]
 pub struct DiscoverArgs {
+    /// Whom to ask.
     #[command(flatten)]
     pub who: WhoIsTarget,
     /// Print JSON instead of a table.
@@ -27,22 +28,33 @@ pub struct DiscoverArgs {
     pub json: bool,
 }
 
+/// A device found, with its objects (what `--json` prints, a line each).
 #[derive(Debug, serde::Serialize)]
-struct DeviceReport {
-    device: u32,
-    address: String,
-    vendor_id: u16,
-    objects: Vec<ObjectReport>,
+pub struct DeviceReport {
+    /// Its instance.
+    pub device: u32,
+    /// Where it answered from.
+    pub address: String,
+    /// Its I-Am's vendor identifier.
+    pub vendor_id: u16,
+    /// Its Object_List, with names.
+    pub objects: Vec<ObjectReport>,
+    /// Why the objects could not be listed, if they could not.
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
+    pub error: Option<String>,
 }
 
+/// One object of a discovered device.
 #[derive(Debug, serde::Serialize)]
-struct ObjectReport {
-    object: String,
-    object_type: String,
-    instance: u32,
-    name: Option<String>,
+pub struct ObjectReport {
+    /// `analog-value,1`.
+    pub object: String,
+    /// `analog-value`.
+    pub object_type: String,
+    /// `1`.
+    pub instance: u32,
+    /// Its Object_Name, if it could be read.
+    pub name: Option<String>,
 }
 
 /// Run `trellis discover`.
@@ -85,7 +97,8 @@ pub async fn run(client: &Client, a: DiscoverArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn describe(client: &Client, d: &Discovered) -> DeviceReport {
+/// Read a discovered device's Object_List and every object's Object_Name.
+pub async fn describe(client: &Client, d: &Discovered) -> DeviceReport {
     let mut report = DeviceReport {
         device: d.i_am.device.instance,
         address: d.address.to_string(),

@@ -21,7 +21,10 @@ pub fn is_analog(t: ObjectType) -> bool {
     matches!(t, ObjectType::ANALOG_INPUT | ObjectType::ANALOG_OUTPUT | ObjectType::ANALOG_VALUE)
 }
 
-fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) -> String {
+/// The standard name of an Enumerated value of `property` (of an object of
+/// `object_type`), or its number when this property's enumeration is not
+/// known here.
+pub fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) -> String {
     match property {
         PropertyIdentifier::OBJECT_TYPE => ObjectType(v).to_string(),
         PropertyIdentifier::UNITS => EngineeringUnits(v).to_string(),

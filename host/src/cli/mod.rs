@@ -5,7 +5,7 @@
 mod cov;
 mod datetime;
 mod dcc;
-mod discover;
+pub mod discover;
 pub mod format;
 mod opcua;
 pub mod parse;
@@ -13,7 +13,7 @@ pub mod plugin;
 mod read;
 mod readrange;
 mod reinit;
-mod run;
+pub mod run;
 mod sc;
 mod scaffold;
 mod simline;

@@ -57,23 +57,127 @@ pub struct RunArgs {
 pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<(), Failure> {
     let (config, base) = match &a.config {
         Some(path) => (Config::load(path)?, path.parent().unwrap_or(Path::new(".")).to_path_buf()),
-        None => {
-            let mut c = Config::embedded();
-            let d = &mut c.devices[0];
-            if let Some(b) = bind {
-                d.bind = b;
-            }
-            if let Some(p) = port {
-                d.port = p;
-            }
-            d.instance = a.device_id.or(d.instance);
-            if let Some(p) = a.plugin {
-                d.plugin = p;
-            }
-            d.data_dir = a.data_dir.or(d.data_dir.take());
-            (c, std::env::current_dir().unwrap_or_default())
-        }
+        None => (
+            single_device(bind, port, a.device_id, a.plugin.clone(), a.data_dir.clone()),
+            std::env::current_dir().unwrap_or_default(),
+        ),
     };
+    let options = StartOptions {
+        http: a.http.clone(),
+        admin_socket: Some(a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket)),
+    };
+    let mut started = start(config, base, options).await?;
+    // From here on Ctrl-C and SIGTERM (systemd, `kill`) stop the run the
+    // same way, which removes the admin socket; before, they end the process
+    // at once, with nothing to remove.
+    let listen = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| Failure::from(anyhow::anyhow!("cannot listen for {name}: {e}")))
+    };
+    let (mut interrupt, mut terminate) =
+        (listen(SignalKind::interrupt(), "SIGINT")?, listen(SignalKind::terminate(), "SIGTERM")?);
+    eprintln!("trellis: serving; Ctrl-C to stop");
+    crate::http::logs::note("serving");
+    let stop = tokio::select! {
+        ended = started.stopped() => return ended.map_err(Failure::from),
+        _ = interrupt.recv() => "Ctrl-C",
+        _ = terminate.recv() => "SIGTERM",
+    };
+    tracing::info!("{stop}: stopping");
+    started.stop().await;
+    eprintln!("trellis: stopped");
+    Ok(())
+}
+
+/// The embedded single-device configuration (the demo building on
+/// 127.0.0.1:47808), with what the caller overrides.
+pub fn single_device(
+    bind: Option<String>,
+    port: Option<u16>,
+    device_id: Option<u32>,
+    plugin: Option<String>,
+    data_dir: Option<PathBuf>,
+) -> Config {
+    let mut c = Config::embedded();
+    let d = &mut c.devices[0];
+    if let Some(b) = bind {
+        d.bind = b;
+    }
+    if let Some(p) = port {
+        d.port = p;
+    }
+    d.instance = device_id.or(d.instance);
+    if let Some(p) = plugin {
+        d.plugin = p;
+    }
+    d.data_dir = data_dir.or(d.data_dir.take());
+    c
+}
+
+/// How [`start`] runs what is not BACnet.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// `--http`: where the console listens, or `off` (else `[http]`, else
+    /// the default loopback bind).
+    pub http: Option<String>,
+    /// The admin socket to listen on; `None` for none (hot swap then goes
+    /// through [`Started::admin`] only).
+    pub admin_socket: Option<PathBuf>,
+}
+
+/// A gateway that serves: its devices' tasks, the threads they run on and
+/// what the operator reaches them through. Dropping it stops the devices'
+/// threads; [`Started::stop`] also waits for the tasks to end.
+pub struct Started {
+    tasks: tokio::task::JoinSet<anyhow::Result<()>>,
+    shards: crate::shard::Shards,
+    admin: std::sync::Arc<crate::admin::Admin>,
+    gateway: std::sync::Arc<crate::http::Gateway>,
+    console: Option<crate::http::Running>,
+    _socket_file: Option<RemoveOnDrop>,
+    _mqtt: Option<crate::mqtt_bridge::Bridge>,
+    _opcua: Option<trellis_opcua::server::Running<crate::opcua_bridge::GatewayPoints>>,
+}
+
+impl Started {
+    /// Plugin status and hot swaps, as the admin socket offers them.
+    pub fn admin(&self) -> &std::sync::Arc<crate::admin::Admin> {
+        &self.admin
+    }
+
+    /// What the HTTP surface shows: the devices, the ports and their counters.
+    pub fn gateway(&self) -> &std::sync::Arc<crate::http::Gateway> {
+        &self.gateway
+    }
+
+    /// The console's URL, when it listens.
+    pub fn console_url(&self) -> Option<&str> {
+        self.console.as_ref().map(|r| r.url.as_str())
+    }
+
+    /// Wait until a device stops serving (which is always an error: they
+    /// serve until stopped).
+    pub async fn stopped(&mut self) -> anyhow::Result<()> {
+        match self.tasks.join_next().await {
+            Some(Ok(Ok(()))) | None => Err(anyhow::anyhow!("a device stopped serving")),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(e)) => Err(anyhow::Error::from(e)),
+        }
+    }
+
+    /// Stop serving: end the tasks, then the devices' threads; the admin
+    /// socket is removed.
+    pub async fn stop(mut self) {
+        self.tasks.shutdown().await;
+        drop(self.shards);
+    }
+}
+
+/// Start every device, port, bridge and application of `config` (relative
+/// paths in it are taken from `base`) on the runtime this is called on and
+/// on the devices' threads. Returns once every port is bound and every
+/// plugin answers.
+pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyhow::Result<Started> {
+    let base = base.as_path();
     let engine_cache = config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir);
     let engine_config = crate::plugin::EngineConfig {
         cache_dir: engine_cache.clone(),
@@ -429,7 +533,7 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
     };
     // One BACnet client for the remote devices, shared by OPC UA and the applications.
     let remotes = crate::app::remotes(&config.remotes, &config.client)?;
-    let _opcua = match &config.opcua {
+    let opcua = match &config.opcua {
         Some(section) => {
             let cache = engine_cache.clone().unwrap_or_else(|| std::env::temp_dir().join("trellis"));
             let running =
@@ -464,7 +568,6 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         let messages = mqtt.as_ref().map(|b| &b.messages);
         apps = crate::app::start(&config.apps, &engine, services, messages, &base, state_dir, &config.policy).await?;
     }
-    let _mqtt = mqtt;
     // Hot swap through the local admin socket; every component goes through
     // the same signature and capability policy as at start-up.
     let devices = swappable;
@@ -491,30 +594,26 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         uploads,
         watchers: std::sync::Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_WATCHERS)),
     };
-    start_http(&config, a.http.as_deref(), gateway).await?;
+    let gateway = std::sync::Arc::new(gateway);
+    let console = start_http(&config, options.http.as_deref(), gateway.clone()).await?;
     for (device, file) in &watched {
         tasks.spawn(watch(admin.clone(), *device, file.clone()));
     }
-    // From here on Ctrl-C and SIGTERM (systemd, `kill`) stop the run the
-    // same way, which removes the admin socket; before, they end the process
-    // at once, with nothing to remove.
-    let listen = |kind: SignalKind, name: &str| {
-        signal(kind).map_err(|e| Failure::from(anyhow::anyhow!("cannot listen for {name}: {e}")))
-    };
-    let (mut interrupt, mut terminate) =
-        (listen(SignalKind::interrupt(), "SIGINT")?, listen(SignalKind::terminate(), "SIGTERM")?);
-    let socket = a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket);
     // Without its admin socket the gateway still serves BACnet; it says so.
-    let _socket_file = match crate::admin::bind(&socket) {
-        Ok(listener) => {
-            tasks.spawn(async move { crate::admin::serve(listener, admin).await });
-            eprintln!("trellis: admin socket {}", socket.display());
-            Some(RemoveOnDrop(socket))
-        }
-        Err(e) => {
-            eprintln!("trellis: no admin socket ({e:#}); hot swap is unavailable");
-            None
-        }
+    let socket_file = match &options.admin_socket {
+        Some(socket) => match crate::admin::bind(socket) {
+            Ok(listener) => {
+                let admin = admin.clone();
+                tasks.spawn(async move { crate::admin::serve(listener, admin).await });
+                eprintln!("trellis: admin socket {}", socket.display());
+                Some(RemoveOnDrop(socket.clone()))
+            }
+            Err(e) => {
+                eprintln!("trellis: no admin socket ({e:#}); hot swap is unavailable");
+                None
+            }
+        },
+        None => None,
     };
     if units > 1 {
         eprintln!(
@@ -524,31 +623,18 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
             if router.is_some() { "; the router and the devices behind it share one" } else { "" }
         );
     }
-    eprintln!("trellis: serving; Ctrl-C to stop");
-    crate::http::logs::note("serving");
-    let stop = tokio::select! {
-        Some(done) = tasks.join_next() => {
-            return match done {
-                Ok(Ok(())) => Err(Failure::from(anyhow::anyhow!("a device stopped serving"))),
-                Ok(Err(e)) => Err(Failure::from(e)),
-                Err(e) => Err(Failure::from(anyhow::Error::from(e))),
-            };
-        }
-        _ = interrupt.recv() => "Ctrl-C",
-        _ = terminate.recv() => "SIGTERM",
-    };
-    tracing::info!("{stop}: stopping");
-    tasks.shutdown().await;
-    drop(shards);
-    eprintln!("trellis: stopped");
-    Ok(())
+    Ok(Started { tasks, shards, admin, gateway, console, _socket_file: socket_file, _mqtt: mqtt, _opcua: opcua })
 }
 
 /// Start the console, REST API and `/metrics`: `--http`, else `[http]`,
 /// else the default loopback bind — where a taken default port is said and
 /// passed over (the gateway serves BACnet without a console), while a bind
 /// someone asked for must succeed.
-async fn start_http(config: &Config, flag: Option<&str>, gateway: crate::http::Gateway) -> anyhow::Result<()> {
+async fn start_http(
+    config: &Config,
+    flag: Option<&str>,
+    gateway: std::sync::Arc<crate::http::Gateway>,
+) -> anyhow::Result<Option<crate::http::Running>> {
     let mut section = config.http.clone().unwrap_or_default();
     let asked = flag.is_some() || config.http.is_some();
     if let Some(bind) = flag {
@@ -562,12 +648,12 @@ async fn start_http(config: &Config, flag: Option<&str>, gateway: crate::http::G
             );
             eprintln!("trellis: {line}");
             crate::http::logs::note(line);
-            Ok(())
+            Ok(Some(running))
         }
-        Ok(None) => Ok(()),
+        Ok(None) => Ok(None),
         Err(e) if !asked => {
             eprintln!("trellis: no console ({e:#}); set [http] bind or --http to move it, or --http off");
-            Ok(())
+            Ok(None)
         }
         Err(e) => Err(e.context("[http]")),
     }

@@ -118,6 +118,11 @@ fn hub_status(h: bacnet::bvlc_sc::HubConnectionStatus) -> String {
 
 /// `GET /api/ports`.
 pub async fn ports(State(g): State<Arc<Gateway>>) -> Json<serde_json::Value> {
+    Json(ports_json(&g))
+}
+
+/// Every port with its counters (what `GET /api/ports` answers).
+pub fn ports_json(g: &Gateway) -> serde_json::Value {
     let ports: Vec<_> = g
         .ports
         .iter()
@@ -131,11 +136,17 @@ pub async fn ports(State(g): State<Arc<Gateway>>) -> Json<serde_json::Value> {
             })
         })
         .collect();
-    Json(json!(ports))
+    json!(ports)
 }
 
 /// `GET /api/cov`: per device, its COV subscriptions and notification counters.
 pub async fn cov(State(g): State<Arc<Gateway>>) -> Json<serde_json::Value> {
+    Json(cov_json(&g))
+}
+
+/// Per device, its COV subscriptions and notification counters (what `GET
+/// /api/cov` answers).
+pub fn cov_json(g: &Gateway) -> serde_json::Value {
     let devices: Vec<_> = g
         .devices
         .iter()
@@ -168,7 +179,7 @@ pub async fn cov(State(g): State<Arc<Gateway>>) -> Json<serde_json::Value> {
             })
         })
         .collect();
-    Json(json!(devices))
+    json!(devices)
 }
 
 /// `GET /api/config`: the configuration in effect, secrets removed.

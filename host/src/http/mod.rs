@@ -164,13 +164,13 @@ pub fn redacted(config: &crate::config::Config) -> serde_json::Value {
 }
 
 /// Bind and serve on the runtime this is called on. `Ok(None)` when turned off.
-pub async fn start(section: &HttpSection, gateway: Gateway) -> anyhow::Result<Option<Running>> {
+pub async fn start(section: &HttpSection, gateway: Arc<Gateway>) -> anyhow::Result<Option<Running>> {
     let Some(addr) = section.bind_addr()? else { return Ok(None) };
     section.check()?;
     let credentials = auth::Credentials::new(section).map_err(|e| anyhow::anyhow!("[http]: {e}"))?;
     let max_upload =
         section.max_upload_mb.map_or(crate::plugin::MAX_COMPONENT_BYTES as usize, |mb| (mb as usize) << 20);
-    let app = router(Arc::new(gateway), credentials, max_upload);
+    let app = router(gateway, credentials, max_upload);
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot bind {addr}: {e}"))?;
     let local_addr = listener.local_addr()?;
     let url = match &section.tls {
