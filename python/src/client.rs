@@ -17,10 +17,10 @@ use bacnet::services::{
     PropertyReference, PropertyValue, Range, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
 };
 use bacnet::{Date, ObjectIdentifier, Time};
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use pyo3::IntoPyObjectExt;
 use std::num::NonZeroI16;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,6 +28,9 @@ use tokio::sync::broadcast;
 use trellis_client::{Client, ClientConfig, ClientError, CovSubscription, Destination, DeviceAddress, ForeignDevice};
 
 type Awaitable<'py> = PyResult<Bound<'py, PyAny>>;
+
+/// Requests that may wait for one device before a call fails (QueueFull).
+const MAX_QUEUED_PER_DEVICE: usize = 100_000;
 
 /// A BACnet client on one B/IP port.
 #[pyclass(frozen, module = "trellis._native")]
@@ -49,15 +52,14 @@ fn failed(e: ClientError) -> PyErr {
 }
 
 fn seconds(s: f64, what: &str) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| PyValueError::new_err(format!("{what} must be a positive number of seconds")))
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| PyValueError::new_err(format!("{what} must be a positive number of seconds")))
 }
 
 impl NativeClient {
     fn client(&self) -> PyResult<Client> {
         let guard = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard.clone().ok_or_else(|| {
-            Python::attach(|py| to_pyerr(py, &ClientError::Closed))
-        })
+        guard.clone().ok_or_else(|| Python::attach(|py| to_pyerr(py, &ClientError::Closed)))
     }
 }
 
@@ -81,12 +83,17 @@ impl NativeClient {
         let mut bip = trellis_bip::BipConfig::from_cidr(&bind, port)
             .map_err(|e| PyValueError::new_err(format!("bind {bind:?}: {e}")))?;
         if let Some(b) = broadcast {
-            bip.broadcast = Some(b.parse().map_err(|_| PyValueError::new_err(format!("broadcast {b:?} is not an IPv4 address")))?);
+            bip.broadcast =
+                Some(b.parse().map_err(|_| PyValueError::new_err(format!("broadcast {b:?} is not an IPv4 address")))?);
         }
-        let mut tsm = bacnet::tsm::TsmConfig { apdu_timeout: seconds(timeout, "timeout")?, retries, ..Default::default() };
+        let mut tsm =
+            bacnet::tsm::TsmConfig { apdu_timeout: seconds(timeout, "timeout")?, retries, ..Default::default() };
         if let Some(n) = max_in_flight {
             tsm.max_in_flight_per_peer = n;
         }
+        // `asyncio.gather` of thousands of reads is ordinary Python: they
+        // wait their turn (max_in_flight at a time) instead of failing.
+        tsm.max_queued_per_peer = MAX_QUEUED_PER_DEVICE;
         let foreign_device = match bbmd {
             Some(b) => Some(ForeignDevice {
                 bbmd: b.parse().map_err(|_| PyValueError::new_err(format!("bbmd {b:?} is not IP:PORT")))?,
@@ -96,9 +103,7 @@ impl NativeClient {
         };
         let config = ClientConfig { bip, tsm, foreign_device };
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let client = Client::bind(config)
-                .await
-                .map_err(|e| Python::attach(|py| to_pyerr(py, &ClientError::Io(std::io::Error::other(e.to_string())))))?;
+            let client = Client::bind(config).await.map_err(|e| crate::errors::communication_error(e.to_string()))?;
             let local = client.local_addr().to_string();
             Ok(NativeClient { client: Mutex::new(Some(client)), local })
         })
@@ -110,9 +115,21 @@ impl NativeClient {
         self.local.clone()
     }
 
-    /// Let go of the port: calls in flight end first.
+    /// Let go of the port once the calls in flight end (no event loop needed).
     fn close(&self) {
         self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+    }
+
+    /// Shut down: calls in flight fail with ClientClosedError, and the port
+    /// is closed when this resolves.
+    fn shutdown<'py>(&self, py: Python<'py>) -> Awaitable<'py> {
+        let client = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            if let Some(c) = client {
+                c.shutdown().await;
+            }
+            Ok(())
+        })
     }
 
     /// Who-Is; resolves to a list of (instance, address, max_apdu, segmentation, vendor_id).
@@ -247,8 +264,12 @@ impl NativeClient {
             let object = object_id(&object)?;
             let mut out = Vec::with_capacity(values.len());
             for v in values.iter() {
-                let (property, value, array_index, priority): (Bound<'py, PyAny>, Bound<'py, PyAny>, Option<u32>, Option<u8>) =
-                    v.extract()?;
+                let (property, value, array_index, priority): (
+                    Bound<'py, PyAny>,
+                    Bound<'py, PyAny>,
+                    Option<u32>,
+                    Option<u8>,
+                ) = v.extract()?;
                 check_priority(priority)?;
                 let property = property_id(&property)?;
                 let value = from_py(object.object_type, property, &value)?;
@@ -314,7 +335,8 @@ impl NativeClient {
         let client = self.client()?;
         let (device, object, property) = (address(device)?, object_id(object)?, property_id(property)?);
         let count = NonZeroI16::new(count);
-        let need = |what: &str| PyValueError::new_err(format!("a ReadRange by {what} needs a reference and a non-zero count"));
+        let need =
+            |what: &str| PyValueError::new_err(format!("a ReadRange by {what} needs a reference and a non-zero count"));
         let range = match by {
             None => None,
             Some("position") => Some(Range::ByPosition {
@@ -329,7 +351,9 @@ impl NativeClient {
                 let at = reference.ok_or_else(|| need("time"))?;
                 Some(Range::ByTime { reference_time: date_time(at)?, count: count.ok_or_else(|| need("time"))? })
             }
-            Some(other) => return Err(PyValueError::new_err(format!("by={other:?}: give \"position\", \"sequence\" or \"time\""))),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!("by={other:?}: give \"position\", \"sequence\" or \"time\"")));
+            }
         };
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let ack = client.read_range(&device, object, property, index, range).await.map_err(failed)?;
@@ -382,7 +406,8 @@ impl NativeClient {
     ) -> Awaitable<'py> {
         let client = self.client()?;
         let device = address(device)?;
-        let state = enum_arg(state, "reinitialized state", ReinitializedState::from_name, |n| Some(ReinitializedState(n)))?;
+        let state =
+            enum_arg(state, "reinitialized state", ReinitializedState::from_name, |n| Some(ReinitializedState(n)))?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             client.reinitialize_device(&device, state, password.as_deref()).await.map_err(failed)
         })
@@ -391,7 +416,13 @@ impl NativeClient {
     /// TimeSynchronization (local time) or UTCTimeSynchronization, to one
     /// device or broadcast; `when` is a datetime.
     #[pyo3(signature = (target, when, utc))]
-    fn time_sync<'py>(&self, py: Python<'py>, target: Option<String>, when: &Bound<'py, PyAny>, utc: bool) -> Awaitable<'py> {
+    fn time_sync<'py>(
+        &self,
+        py: Python<'py>,
+        target: Option<String>,
+        when: &Bound<'py, PyAny>,
+        utc: bool,
+    ) -> Awaitable<'py> {
         let client = self.client()?;
         let to = match target {
             Some(t) => Destination::Device(address(&t)?),

@@ -28,13 +28,9 @@ pub fn to_pyerr(py: Python<'_>, e: &ClientError) -> PyErr {
 fn build(py: Python<'_>, e: &ClientError) -> PyResult<PyErr> {
     let message = e.to_string();
     let instance = match e {
-        ClientError::Bacnet { class: c, code } => class(py, "DeviceError")?.call1((
-            message,
-            c.to_string(),
-            code.to_string(),
-            c.0,
-            code.0,
-        ))?,
+        ClientError::Bacnet { class: c, code } => {
+            class(py, "DeviceError")?.call1((message, c.to_string(), code.to_string(), c.0, code.0))?
+        }
         ClientError::WriteFailed { class: c, code, first_failed } => {
             let failed = (
                 crate::values::object_identifier(py, first_failed.object)?,
@@ -54,4 +50,12 @@ fn build(py: Python<'_>, e: &ClientError) -> PyResult<PyErr> {
         _ => class(py, "CommunicationError")?.call1((message,))?,
     };
     Ok(PyErr::from_value(instance.into_bound_py_any(py)?))
+}
+
+/// A `CommunicationError` with `message` (a port that cannot be bound, …).
+pub fn communication_error(message: String) -> PyErr {
+    Python::attach(|py| match class(py, "CommunicationError").and_then(|c| c.call1((message.clone(),))) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    })
 }

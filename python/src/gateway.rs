@@ -67,12 +67,12 @@ fn configuration(
         }
         let path: PathBuf = c.extract()?;
         let config = Config::load(&path).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-        let base = path.parent().map_or(here, |p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() });
+        let base =
+            path.parent().map_or(here, |p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() });
         return Ok((config, base));
     }
-    let plugin = plugin.map(|p| {
-        if p.contains(':') || p.ends_with(".wasm") || p.contains('/') { p } else { format!("builtin:{p}") }
-    });
+    let plugin = plugin
+        .map(|p| if p.contains(':') || p.ends_with(".wasm") || p.contains('/') { p } else { format!("builtin:{p}") });
     let config = trellis::cli::run::single_device(bind, port, device_id, plugin, data_dir);
     Ok((config, here))
 }

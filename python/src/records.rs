@@ -18,13 +18,16 @@ pub fn log_records(py: Python<'_>, elements: &[Element]) -> PyResult<Option<Py<P
     let mut rest = elements;
     while !rest.is_empty() {
         let (timestamp, datum, tail) = match rest {
-            [Element::Constructed { tag: 0, elements: ts }, Element::Constructed { tag: 1, elements: datum }, tail @ ..] => {
-                (ts, datum, tail)
-            }
+            [
+                Element::Constructed { tag: 0, elements: ts },
+                Element::Constructed { tag: 1, elements: datum },
+                tail @ ..,
+            ] => (ts, datum, tail),
             _ => return Ok(None),
         };
         let record = PyDict::new(py);
-        let when = crate::values::to_py(py, ObjectType::TREND_LOG, P::LOG_BUFFER, Some(1), &AnyValue(timestamp.clone()))?;
+        let when =
+            crate::values::to_py(py, ObjectType::TREND_LOG, P::LOG_BUFFER, Some(1), &AnyValue(timestamp.clone()))?;
         record.set_item("timestamp", when)?;
         let Some((kind, value)) = log_datum(py, datum)? else { return Ok(None) };
         record.set_item("kind", kind)?;
@@ -33,7 +36,10 @@ pub fn log_records(py: Python<'_>, elements: &[Element]) -> PyResult<Option<Py<P
         if let [Element::Context { tag: 2, data }, tail @ ..] = rest {
             let Ok(flags) = BitString::decode_content(data, 0) else { return Ok(None) };
             let flags = AnyValue::primitive(Value::BitString(flags));
-            record.set_item("status_flags", crate::values::to_py(py, ObjectType::TREND_LOG, P::STATUS_FLAGS, None, &flags)?)?;
+            record.set_item(
+                "status_flags",
+                crate::values::to_py(py, ObjectType::TREND_LOG, P::STATUS_FLAGS, None, &flags)?,
+            )?;
             rest = tail;
         } else {
             record.set_item("status_flags", py.None())?;
@@ -94,9 +100,10 @@ fn log_datum(py: Python<'_>, datum: &[Element]) -> PyResult<Option<(&'static str
             Ok(r) => ok("time-change", f64::from(r).into_py_any(py)),
             Err(_) => Ok(None),
         },
-        [Element::Constructed { tag: 10, elements }] => {
-            ok("any-value", crate::values::to_py(py, ObjectType::TREND_LOG, P::LOG_BUFFER, Some(1), &AnyValue(elements.clone())))
-        }
+        [Element::Constructed { tag: 10, elements }] => ok(
+            "any-value",
+            crate::values::to_py(py, ObjectType::TREND_LOG, P::LOG_BUFFER, Some(1), &AnyValue(elements.clone())),
+        ),
         _ => Ok(None),
     }
 }

@@ -278,8 +278,8 @@ fn primitive_from_py(object_type: ObjectType, property: P, v: &Bound<'_, PyAny>)
         return Ok(Value::ObjectIdentifier(object_id(v)?));
     }
     let analog = trellis::cli::format::is_analog(object_type) || property == P::COV_INCREMENT;
-    let binary_pv = trellis::cli::format::is_binary(object_type)
-        && matches!(property, P::PRESENT_VALUE | P::RELINQUISH_DEFAULT);
+    let binary_pv =
+        trellis::cli::format::is_binary(object_type) && matches!(property, P::PRESENT_VALUE | P::RELINQUISH_DEFAULT);
     if let Ok(b) = v.cast::<PyBool>() {
         let b = b.is_true();
         return Ok(if binary_pv { Value::Enumerated(u32::from(b)) } else { Value::Boolean(b) });
@@ -293,7 +293,9 @@ fn primitive_from_py(object_type: ObjectType, property: P, v: &Bound<'_, PyAny>)
         }
         return Ok(match v.extract::<u64>() {
             Ok(u) => Value::Unsigned(u),
-            Err(_) => Value::Signed(v.extract().map_err(|_| PyValueError::new_err(format!("{v} does not fit 64 bits")))?),
+            Err(_) => {
+                Value::Signed(v.extract().map_err(|_| PyValueError::new_err(format!("{v} does not fit 64 bits")))?)
+            }
         });
     }
     if v.cast::<PyFloat>().is_ok() {
@@ -317,7 +319,8 @@ fn primitive_from_py(object_type: ObjectType, property: P, v: &Bound<'_, PyAny>)
         ));
     }
     if name == "date" {
-        let (y, m, d): (u16, u8, u8) = (v.getattr("year")?.extract()?, v.getattr("month")?.extract()?, v.getattr("day")?.extract()?);
+        let (y, m, d): (u16, u8, u8) =
+            (v.getattr("year")?.extract()?, v.getattr("month")?.extract()?, v.getattr("day")?.extract()?);
         let weekday: u8 = v.call_method0("isoweekday")?.extract()?;
         let year = u8::try_from(y.saturating_sub(1900))
             .ok()
@@ -358,7 +361,8 @@ pub fn object_id(v: &Bound<'_, PyAny>) -> PyResult<ObjectIdentifier> {
     {
         let kind = t.get_item(0)?;
         let instance: u32 = t.get_item(1)?.extract()?;
-        let object_type = enum_arg(&kind, "object type", ObjectType::from_name, |n| (n < 1024).then_some(ObjectType(n)))?;
+        let object_type =
+            enum_arg(&kind, "object type", ObjectType::from_name, |n| (n < 1024).then_some(ObjectType(n)))?;
         if instance > ObjectIdentifier::MAX_INSTANCE {
             return Err(PyValueError::new_err(format!("instance {instance} is beyond 4194303")));
         }

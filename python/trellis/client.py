@@ -258,8 +258,17 @@ class Client:
         _open_clients.add(self)
         return self
 
+    async def aclose(self) -> None:
+        """Shut down: calls in flight fail with ``ClientClosedError``, and the
+        port is closed when this returns."""
+        native, self._native = self._native, None
+        _open_clients.discard(self)
+        if native is not None:
+            await native.shutdown()
+
     def close(self) -> None:
-        """Let go of the port (once the calls in flight end)."""
+        """Let go of the port once the calls in flight end (for code without
+        an event loop; ``aclose()`` waits until the port is closed)."""
         if self._native is not None:
             self._native.close()
             self._native = None
@@ -274,7 +283,7 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        await self.aclose()
 
     def _native_client(self) -> _native.NativeClient:
         if self._native is None:

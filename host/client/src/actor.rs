@@ -68,6 +68,9 @@ pub(crate) enum Command {
         body: Vec<u8>,
         done: oneshot::Sender<std::io::Result<()>>,
     },
+    /// Stop: transactions in flight end with `Closed`; `done` is sent once
+    /// the actor and its port handles are gone.
+    Shutdown { done: oneshot::Sender<()> },
 }
 
 /// The datalink a client sends on. What it receives arrives as
@@ -188,16 +191,17 @@ impl Actor {
     pub async fn run(mut self) {
         let mut sweep = tokio::time::interval(Duration::from_secs(1));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
+        let shut_down = loop {
             let deadline = self.tsm.poll_timeout().map(|d| self.epoch + d);
             tokio::select! {
                 cmd = self.commands.recv() => match cmd {
+                    Some(Command::Shutdown { done }) => break Some(done),
                     Some(c) => self.on_command(c).await,
-                    None => return,
+                    None => break None,
                 },
                 r = self.received.recv() => match r {
                     Some(r) => self.on_received(r).await,
-                    None => return,
+                    None => break None,
                 },
                 _ = sleep_until(deadline) => {
                     let now = self.now();
@@ -206,6 +210,12 @@ impl Actor {
                 _ = sweep.tick() => self.forget_abandoned(),
             }
             self.flush().await;
+        };
+        // Waiting callers get `Closed` as their reply senders drop, and the
+        // driver sees its receiver gone.
+        drop(self);
+        if let Some(done) = shut_down {
+            let _ = done.send(());
         }
     }
 
@@ -243,6 +253,7 @@ impl Actor {
                 Apdu::UnconfirmedRequest { service, body: &body }.encode(&mut apdu);
                 let _ = done.send(self.send_unconfirmed(&to, &apdu).await);
             }
+            Command::Shutdown { .. } => unreachable!("run() ends on Shutdown"),
         }
     }
 

@@ -88,6 +88,9 @@ pub struct Client {
     tsm: TsmConfig,
     /// The BACnet/IPv6 port, for a client from [`Client::bind_bip6`].
     bip6: Option<trellis_bip6::Bip6Handle>,
+    /// The port's receive task (B/IP, B/IPv6) and the foreign-device
+    /// renewal, for [`Client::shutdown`].
+    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl Client {
@@ -105,7 +108,7 @@ impl Client {
         }
         let stats = driver.stats();
         let (rx_tx, rx_rx) = mpsc::channel(1024);
-        tokio::spawn(driver.run(rx_tx));
+        let receiving = tokio::spawn(driver.run(rx_tx));
         let local = bip.local_addr();
         let broadcast_addr = bip.broadcast_addr();
         if let Some(fd) = config.foreign_device {
@@ -115,8 +118,9 @@ impl Client {
         }
         let link = Link::Bip(bip.clone(), config.foreign_device.map(|fd| fd.bbmd));
         let client = Client::start(link, rx_rx, local.into(), broadcast_addr.into(), config.tsm);
+        client.keep(receiving);
         if let Some(fd) = config.foreign_device {
-            tokio::spawn(foreign::renew(bip, fd, client.commands.downgrade()));
+            client.keep(tokio::spawn(foreign::renew(bip, fd, client.commands.downgrade())));
         }
         Ok(client)
     }
@@ -162,7 +166,7 @@ impl Client {
     pub async fn bind_bip6(config: trellis_bip6::Bip6Config, tsm: TsmConfig) -> std::io::Result<Client> {
         let (handle, mut driver) = trellis_bip6::bind(&config)?;
         let (rx_tx, rx_rx) = mpsc::channel(1024);
-        tokio::spawn(async move {
+        let receiving = tokio::spawn(async move {
             let mut batch = Vec::new();
             loop {
                 if driver.readable().await.is_err() {
@@ -186,6 +190,7 @@ impl Client {
         let broadcast = DeviceAddress::bip6([0xFF; 3]).link;
         let mut client = Client::start(Link::Bip6(handle.clone()), rx_rx, local, broadcast, tsm);
         client.bip6 = Some(handle);
+        client.keep(receiving);
         Ok(client)
     }
 
@@ -291,7 +296,30 @@ impl Client {
             epoch: tokio::time::Instant::now(),
         };
         tokio::spawn(actor.run());
-        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None }
+        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None, tasks: Default::default() }
+    }
+
+    fn keep(&self, task: tokio::task::JoinHandle<()>) {
+        self.tasks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(task);
+    }
+
+    /// Shut the client down, for every clone: requests in flight end with
+    /// [`ClientError::Closed`], and a B/IP or B/IPv6 port is closed when
+    /// this returns (an MS/TP port when the last clone is dropped).
+    /// Without it the port closes once the last clone is dropped and its
+    /// tasks notice.
+    pub async fn shutdown(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Shutdown { done }).await.is_ok() {
+            let _ = wait.await;
+        }
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for task in tasks {
+            // The receive task ends by itself once the actor is gone; a
+            // renewal would sleep until its next period.
+            task.abort();
+            let _ = task.await;
+        }
     }
 
     /// Our station on the port (a B/IP address, an MS/TP MAC, a VMAC: the
