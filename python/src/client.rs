@@ -10,6 +10,7 @@
 //! Must never: block the event loop's thread on the network, or keep the
 //! client's port open after `close()` once the calls in flight end.
 
+use crate::bridge::{self, Outcome};
 use crate::errors::to_pyerr;
 use crate::values::{enum_arg, from_py, object_id, object_identifier, property_id, to_py};
 use bacnet::enums::{EnableDisable, PropertyIdentifier as P, ReinitializedState};
@@ -18,7 +19,7 @@ use bacnet::services::{
 };
 use bacnet::{Date, ObjectIdentifier, Time};
 use pyo3::IntoPyObjectExt;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::num::NonZeroI16;
@@ -47,8 +48,18 @@ fn address(text: &str) -> PyResult<DeviceAddress> {
     })
 }
 
-fn failed(e: ClientError) -> PyErr {
-    Python::attach(|py| to_pyerr(py, &e))
+/// Run a request on the runtime: its outcome, or its failure as the
+/// exception for it (made on the loop's thread).
+fn requested<'py, F>(py: Python<'py>, request: F) -> Awaitable<'py>
+where
+    F: std::future::Future<Output = Result<Outcome, ClientError>> + Send + 'static,
+{
+    bridge::spawn(py, async move {
+        match request.await {
+            Ok(outcome) => outcome,
+            Err(e) => bridge::convert(move |py| Err(to_pyerr(py, &e))),
+        }
+    })
 }
 
 fn seconds(s: f64, what: &str) -> PyResult<Duration> {
@@ -102,10 +113,17 @@ impl NativeClient {
             None => None,
         };
         let config = ClientConfig { bip, tsm, foreign_device };
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let client = Client::bind(config).await.map_err(|e| crate::errors::communication_error(e.to_string()))?;
-            let local = client.local_addr().to_string();
-            Ok(NativeClient { client: Mutex::new(Some(client)), local })
+        bridge::spawn(py, async move {
+            match Client::bind(config).await {
+                Ok(client) => {
+                    let local = client.local_addr().to_string();
+                    bridge::value(NativeClient { client: Mutex::new(Some(client)), local })
+                }
+                Err(e) => {
+                    let message = e.to_string();
+                    bridge::convert(move |py| Err(crate::errors::communication_error(py, message)))
+                }
+            }
         })
     }
 
@@ -124,11 +142,11 @@ impl NativeClient {
     /// is closed when this resolves.
     fn shutdown<'py>(&self, py: Python<'py>) -> Awaitable<'py> {
         let client = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        bridge::spawn(py, async move {
             if let Some(c) = client {
                 c.shutdown().await;
             }
-            Ok(())
+            bridge::none()
         })
     }
 
@@ -157,20 +175,22 @@ impl NativeClient {
             None => Destination::LocalBroadcast,
         };
         let wait = seconds(timeout, "timeout")?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let found = client.who_is(to, range, wait).await.map_err(failed)?.collect().await;
-            Ok(found
-                .into_iter()
-                .map(|d| {
-                    (
-                        d.i_am.device.instance,
-                        d.address.to_string(),
-                        d.i_am.max_apdu_length_accepted,
-                        d.i_am.segmentation_supported.to_string(),
-                        d.i_am.vendor_id,
-                    )
-                })
-                .collect::<Vec<_>>())
+        requested(py, async move {
+            let found = client.who_is(to, range, wait).await?.collect().await;
+            Ok(bridge::value(
+                found
+                    .into_iter()
+                    .map(|d| {
+                        (
+                            d.i_am.device.instance,
+                            d.address.to_string(),
+                            d.i_am.max_apdu_length_accepted,
+                            d.i_am.segmentation_supported.to_string(),
+                            d.i_am.vendor_id,
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            ))
         })
     }
 
@@ -186,9 +206,9 @@ impl NativeClient {
     ) -> Awaitable<'py> {
         let client = self.client()?;
         let (device, object, property) = (address(device)?, object_id(object)?, property_id(property)?);
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let value = client.read_property(&device, object, property, index).await.map_err(failed)?;
-            Python::attach(|py| to_py(py, object.object_type, property, index, &value))
+        requested(py, async move {
+            let value = client.read_property(&device, object, property, index).await?;
+            Ok(bridge::convert(move |py| to_py(py, object.object_type, property, index, &value)))
         })
     }
 
@@ -210,9 +230,9 @@ impl NativeClient {
             }
             request.push(ReadAccessSpecification { object: object_id(&object)?, properties: refs });
         }
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let results = client.read_property_multiple(&device, request).await.map_err(failed)?;
-            Python::attach(|py| -> PyResult<Py<PyAny>> {
+        requested(py, async move {
+            let results = client.read_property_multiple(&device, request).await?;
+            Ok(bridge::convert(move |py| -> PyResult<Py<PyAny>> {
                 let out = PyList::empty(py);
                 for r in results {
                     let props = PyList::empty(py);
@@ -228,7 +248,7 @@ impl NativeClient {
                     out.append((object_identifier(py, r.object)?, props))?;
                 }
                 Ok(out.into_any().unbind())
-            })
+            }))
         })
     }
 
@@ -249,8 +269,9 @@ impl NativeClient {
         let (device, object, property) = (address(device)?, object_id(object)?, property_id(property)?);
         check_priority(priority)?;
         let value = from_py(object.object_type, property, value)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            client.write_property(&device, object, property, index, value, priority).await.map_err(failed)
+        requested(py, async move {
+            client.write_property(&device, object, property, index, value, priority).await?;
+            Ok(bridge::none())
         })
     }
 
@@ -280,8 +301,9 @@ impl NativeClient {
             }
             request.push(WriteAccessSpecification { object, values: out });
         }
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            client.write_property_multiple(&device, request).await.map_err(failed)
+        requested(py, async move {
+            client.write_property_multiple(&device, request).await?;
+            Ok(bridge::none())
         })
     }
 
@@ -306,9 +328,9 @@ impl NativeClient {
         if let Some(p) = property {
             sub = sub.property(PropertyReference::new(property_id(p)?), increment);
         }
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            if cancel { client.cancel_cov(&device, &sub).await } else { client.subscribe_cov(&device, &sub).await }
-                .map_err(failed)
+        requested(py, async move {
+            if cancel { client.cancel_cov(&device, &sub).await } else { client.subscribe_cov(&device, &sub).await }?;
+            Ok(bridge::none())
         })
     }
 
@@ -352,12 +374,14 @@ impl NativeClient {
                 Some(Range::ByTime { reference_time: date_time(at)?, count: count.ok_or_else(|| need("time"))? })
             }
             Some(other) => {
-                return Err(PyValueError::new_err(format!("by={other:?}: give \"position\", \"sequence\" or \"time\"")));
+                return Err(PyValueError::new_err(format!(
+                    "by={other:?}: give \"position\", \"sequence\" or \"time\""
+                )));
             }
         };
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let ack = client.read_range(&device, object, property, index, range).await.map_err(failed)?;
-            Python::attach(|py| -> PyResult<Py<PyAny>> {
+        requested(py, async move {
+            let ack = client.read_range(&device, object, property, index, range).await?;
+            Ok(bridge::convert(move |py| -> PyResult<Py<PyAny>> {
                 let d = PyDict::new(py);
                 d.set_item("first_sequence_number", ack.first_sequence_number)?;
                 d.set_item("first_item", ack.result_flags.first_item)?;
@@ -373,7 +397,7 @@ impl NativeClient {
                 };
                 d.set_item("items", items)?;
                 Ok(d.into_any().unbind())
-            })
+            }))
         })
     }
 
@@ -390,8 +414,9 @@ impl NativeClient {
         let client = self.client()?;
         let device = address(device)?;
         let state = enum_arg(state, "communication state", EnableDisable::from_name, |n| Some(EnableDisable(n)))?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            client.device_communication_control(&device, duration, state, password.as_deref()).await.map_err(failed)
+        requested(py, async move {
+            client.device_communication_control(&device, duration, state, password.as_deref()).await?;
+            Ok(bridge::none())
         })
     }
 
@@ -408,8 +433,9 @@ impl NativeClient {
         let device = address(device)?;
         let state =
             enum_arg(state, "reinitialized state", ReinitializedState::from_name, |n| Some(ReinitializedState(n)))?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            client.reinitialize_device(&device, state, password.as_deref()).await.map_err(failed)
+        requested(py, async move {
+            client.reinitialize_device(&device, state, password.as_deref()).await?;
+            Ok(bridge::none())
         })
     }
 
@@ -429,13 +455,13 @@ impl NativeClient {
             None => Destination::LocalBroadcast,
         };
         let (date, time) = date_time(when)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        requested(py, async move {
             if utc {
                 client.utc_time_synchronization(to, date, time).await
             } else {
                 client.time_synchronization(to, date, time).await
-            }
-            .map_err(failed)
+            }?;
+            Ok(bridge::none())
         })
     }
 
@@ -460,13 +486,14 @@ impl NativeClient {
             None => Destination::LocalBroadcast,
         };
         let wait = seconds(timeout, "timeout")?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let found = client.who_is(to, range, wait).await.map_err(failed)?.collect().await;
+        requested(py, async move {
+            let found = client.who_is(to, range, wait).await?.collect().await;
             let mut reports = Vec::with_capacity(found.len());
             for d in &found {
                 reports.push(trellis::cli::discover::describe(&client, d).await);
             }
-            serde_json::to_string(&reports).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+            let text = serde_json::to_string(&reports).map_err(|e| std::io::Error::other(e.to_string()));
+            Ok(bridge::value(text.map_err(ClientError::Io)?))
         })
     }
 }
@@ -518,19 +545,17 @@ impl CovListener {
     /// object, time_remaining, missed, [(property, index, value)]).
     fn next<'py>(&self, py: Python<'py>) -> Awaitable<'py> {
         let rx = self.rx.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        requested(py, async move {
             let mut rx = rx.lock().await;
             let mut missed = 0u64;
             let n = loop {
                 match rx.recv().await {
                     Ok(n) => break n,
                     Err(broadcast::error::RecvError::Lagged(k)) => missed += k,
-                    Err(broadcast::error::RecvError::Closed) => {
-                        return Err(Python::attach(|py| to_pyerr(py, &ClientError::Closed)));
-                    }
+                    Err(broadcast::error::RecvError::Closed) => return Err(ClientError::Closed),
                 }
             };
-            Python::attach(|py| -> PyResult<Py<PyAny>> {
+            Ok(bridge::convert(move |py| -> PyResult<Py<PyAny>> {
                 let c = &n.notification;
                 let values = PyList::empty(py);
                 for v in &c.values {
@@ -548,7 +573,7 @@ impl CovListener {
                     values,
                 )
                     .into_py_any(py)
-            })
+            }))
         })
     }
 }

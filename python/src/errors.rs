@@ -53,9 +53,9 @@ fn build(py: Python<'_>, e: &ClientError) -> PyResult<PyErr> {
 }
 
 /// A `CommunicationError` with `message` (a port that cannot be bound, …).
-pub fn communication_error(message: String) -> PyErr {
-    Python::attach(|py| match class(py, "CommunicationError").and_then(|c| c.call1((message.clone(),))) {
+pub fn communication_error(py: Python<'_>, message: String) -> PyErr {
+    match class(py, "CommunicationError").and_then(|c| c.call1((message,))) {
         Ok(instance) => PyErr::from_value(instance),
         Err(e) => e,
-    })
+    }
 }

@@ -9,6 +9,7 @@
 //! Must never: install signal handlers (Python owns SIGINT), or outlive the
 //! object without being stopped (dropping it stops it).
 
+use crate::bridge;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -141,19 +142,21 @@ impl NativeGateway {
             })
             .map_err(runtime_error)?;
         let thread = Arc::new(Mutex::new(Some(thread)));
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let (running, devices, console_url) = match ready_rx.await {
-                Ok(Ok(r)) => r,
+        bridge::spawn(py, async move {
+            let started = match ready_rx.await {
+                Ok(Ok((running, devices, console_url))) => {
+                    Ok(NativeGateway { running, devices, console_url, stop: Mutex::new(Some(stop_tx)), thread })
+                }
                 Ok(Err(e)) => {
                     join(&thread).await;
-                    return Err(runtime_error(format!("the gateway did not start: {e}")));
+                    Err(runtime_error(format!("the gateway did not start: {e}")))
                 }
                 Err(_) => {
                     join(&thread).await;
-                    return Err(runtime_error("the gateway did not start (its thread ended)"));
+                    Err(runtime_error("the gateway did not start (its thread ended)"))
                 }
             };
-            Ok(NativeGateway { running, devices, console_url, stop: Mutex::new(Some(stop_tx)), thread })
+            bridge::result(started, |_, e| e)
         })
     }
 
@@ -225,9 +228,9 @@ impl NativeGateway {
             let _ = stop.send(());
         }
         let thread = self.thread.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        bridge::spawn(py, async move {
             join(&thread).await;
-            Ok(())
+            bridge::none()
         })
     }
 
@@ -262,12 +265,13 @@ impl NativeGateway {
     fn admin<'py>(&self, py: Python<'py>, request: Request) -> Awaitable<'py> {
         let admin = self.running.admin.clone();
         let task = self.running.runtime.spawn(async move { admin.handle(request).await });
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let response: Response = task.await.map_err(|_| runtime_error("the gateway has stopped"))?;
-            if let Response::Failed { error } = &response {
-                return Err(runtime_error(error));
-            }
-            serde_json::to_string(&response).map_err(runtime_error)
+        bridge::spawn(py, async move {
+            let answer = match task.await {
+                Err(_) => Err(runtime_error("the gateway has stopped")),
+                Ok(Response::Failed { error }) => Err(runtime_error(error)),
+                Ok(response) => serde_json::to_string(&response).map_err(runtime_error),
+            };
+            bridge::result(answer, |_, e| e)
         })
     }
 }

@@ -5,12 +5,13 @@
 //!
 //! The Python side (`python/trellis/`) gives these their coroutines,
 //! keyword arguments, dataclasses and exceptions; this module stays thin.
-//! Requests run on one shared tokio runtime (pyo3-async-runtimes'), served
-//! gateways on runtimes and threads of their own.
+//! Requests run on one shared tokio runtime ([`bridge`]), served gateways
+//! on runtimes and threads of their own.
 //!
 //! Must never: hold the GIL while waiting on the network, or panic across
 //! the boundary (every failure is a Python exception).
 
+mod bridge;
 mod client;
 mod errors;
 mod gateway;
@@ -51,6 +52,8 @@ fn trellis_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::CovListener>()?;
     m.add_class::<gateway::NativeGateway>()?;
     m.add_function(wrap_pyfunction!(enum_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(bridge::shutdown, m)?)?;
+    m.add_class::<bridge::Canceller>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

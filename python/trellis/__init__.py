@@ -97,3 +97,6 @@ def _stop_everything() -> None:
         client.close()
     for gateway in list(_running):
         gateway.stop_blocking()
+    # From here on no worker thread touches Python (CPython ends a thread
+    # that takes the GIL during finalization, and that aborts the process).
+    _native.shutdown()

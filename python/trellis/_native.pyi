@@ -11,6 +11,10 @@ from ._values import ObjectIdentifier
 __version__: str
 
 def enum_tables() -> list[tuple[str, list[tuple[str, int]]]]: ...
+def shutdown() -> None: ...
+
+class Canceller:
+    def __call__(self, future: Any) -> None: ...
 
 class CovListener:
     def next(

@@ -381,7 +381,7 @@ class Client:
         """WritePropertyMultiple: ``{object: {property: value}}``, all at
         ``priority``. A failure is ``WriteFailed`` naming the first write
         that failed."""
-        specs = [
+        specs: list[tuple[Any, list[tuple[Any, Any, int | None, int | None]]]] = [
             (obj, [(p, v, None, priority) for p, v in values.items()]) for obj, values in request.items()
         ]
         await self._native_client().write_multiple(_address(device), specs)

@@ -1,0 +1,218 @@
+//! Rust futures as asyncio futures: run on the package's tokio runtime,
+//! completed on the event loop's thread.
+//!
+//! A call returns an `asyncio.Future` made by the running loop. Its Rust
+//! future runs on a tokio worker and ends with an [`Outcome`]: a conversion
+//! to a Python value (or exception) that runs later, on the loop's thread,
+//! with the GIL the loop already holds. Finished outcomes wait in the loop's
+//! queue; a worker wakes the loop (`call_soon_threadsafe`, one write to its
+//! self-pipe) only when the queue was empty, so a burst of answers costs
+//! one wake-up and one GIL hand-over, not one each.
+//!
+//! Cancelling the asyncio future aborts the tokio task: the Rust future is
+//! dropped at once (the client then abandons its transaction).
+//!
+//! At interpreter exit, [`shutdown`] stops every worker from touching
+//! Python again: a thread that takes the GIL while the interpreter
+//! finalizes is ended by CPython with `pthread_exit`, which aborts the
+//! process when it unwinds through Rust frames.
+//!
+//! Must never: convert values or raise exceptions on a worker thread, or
+//! let a worker attach to Python after [`shutdown`].
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyCFunction;
+use pyo3::{IntoPyObjectExt, intern};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What a finished Rust future hands to the loop: its result, converted
+/// there.
+pub type Outcome = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+/// An outcome from its conversion (the closure's signature fixed here, so
+/// that it holds for any `Python<'py>`).
+pub fn convert<F>(f: F) -> Outcome
+where
+    F: for<'py> FnOnce(Python<'py>) -> PyResult<Py<PyAny>> + Send + 'static,
+{
+    Box::new(f)
+}
+
+/// An outcome that is `None`.
+pub fn none() -> Outcome {
+    convert(|py| Ok(py.None()))
+}
+
+/// An outcome that is `value` converted.
+pub fn value<T>(value: T) -> Outcome
+where
+    T: for<'py> IntoPyObject<'py> + Send + 'static,
+{
+    convert(move |py| value.into_py_any(py))
+}
+
+/// The outcome of a fallible step: its value, or its error as the
+/// exception `error` makes of it.
+pub fn result<T, E>(r: Result<T, E>, error: impl FnOnce(Python<'_>, E) -> PyErr + Send + 'static) -> Outcome
+where
+    T: for<'py> IntoPyObject<'py> + Send + 'static,
+    E: Send + 'static,
+{
+    match r {
+        Ok(v) => value(v),
+        Err(e) => convert(move |py| Err(error(py, e))),
+    }
+}
+
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+/// Workers inside Python right now (waking a loop).
+static IN_PYTHON: AtomicUsize = AtomicUsize::new(0);
+
+/// The runtime every call runs on: as many workers as cores, at most 4.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("trellis-worker")
+            .enable_all()
+            .build()
+            .expect("the tokio runtime starts (threads and an epoll instance)")
+    })
+}
+
+/// One event loop's finished outcomes.
+struct LoopQueue {
+    event_loop: Py<PyAny>,
+    drain: Py<PyAny>,
+    pending: Mutex<Vec<(Py<PyAny>, Outcome)>>,
+}
+
+static QUEUES: Mutex<Option<HashMap<usize, Arc<LoopQueue>>>> = Mutex::new(None);
+
+fn queue_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<LoopQueue>> {
+    let key = event_loop.as_ptr() as usize;
+    let mut queues = QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let queues = queues.get_or_insert_with(HashMap::new);
+    if let Some(q) = queues.get(&key) {
+        return Ok(q.clone());
+    }
+    // Each entry keeps its loop alive, so that no other loop can take its
+    // address; a program makes few loops.
+    let queue = Arc::new_cyclic(|weak: &std::sync::Weak<LoopQueue>| {
+        let weak = weak.clone();
+        let drain = PyCFunction::new_closure(py, None, None, move |args, _| {
+            if let Some(q) = weak.upgrade() {
+                drain_queue(args.py(), &q);
+            }
+        })
+        .map(|f| f.into_any().unbind());
+        LoopQueue {
+            event_loop: event_loop.clone().unbind(),
+            drain: drain.unwrap_or_else(|_| py.None()),
+            pending: Mutex::new(Vec::new()),
+        }
+    });
+    if queue.drain.is_none(py) {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err("cannot make the loop's completion callback"));
+    }
+    queues.insert(key, queue.clone());
+    Ok(queue)
+}
+
+/// On the loop's thread: settle every finished future.
+fn drain_queue(py: Python<'_>, queue: &LoopQueue) {
+    let ready = std::mem::take(&mut *queue.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    for (future, outcome) in ready {
+        let future = future.bind(py);
+        // A cancelled future was settled by its canceller.
+        if future.call_method0(intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
+            continue;
+        }
+        let settled = match outcome(py) {
+            Ok(v) => future.call_method1(intern!(py, "set_result"), (v,)),
+            Err(e) => future.call_method1(intern!(py, "set_exception"), (e.into_value(py),)),
+        };
+        if let Err(e) = settled {
+            e.write_unraisable(py, Some(future));
+        }
+    }
+}
+
+/// On a worker: queue the outcome, waking the loop if it was not already.
+fn finish(queue: &LoopQueue, future: Py<PyAny>, outcome: Outcome) {
+    let wake = {
+        let mut pending = queue.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending.push((future, outcome));
+        pending.len() == 1
+    };
+    if !wake {
+        return;
+    }
+    IN_PYTHON.fetch_add(1, Ordering::SeqCst);
+    if !SHUTTING_DOWN.load(Ordering::SeqCst) {
+        Python::attach(|py| {
+            // A closed loop cannot be woken; its futures are gone with it.
+            let _ =
+                queue.event_loop.call_method1(py, intern!(py, "call_soon_threadsafe"), (queue.drain.clone_ref(py),));
+        });
+    }
+    IN_PYTHON.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Aborts a task when its asyncio future is cancelled (a done callback).
+#[pyclass(frozen, module = "trellis._native")]
+pub struct Canceller {
+    task: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl Canceller {
+    fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
+        if future.call_method0(intern!(future.py(), "cancelled"))?.is_truthy()? {
+            self.task.abort();
+        }
+        Ok(())
+    }
+}
+
+static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Run `fut` on the runtime; returns the asyncio future of the running loop
+/// that its outcome settles.
+pub fn spawn<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Outcome> + Send + 'static,
+{
+    let get_loop = GET_RUNNING_LOOP.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import(intern!(py, "asyncio"))?.getattr(intern!(py, "get_running_loop"))?.unbind())
+    })?;
+    let event_loop = get_loop.call0(py)?.into_bound(py);
+    let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let queue = queue_for(py, &event_loop)?;
+    let settled = future.clone().unbind();
+    let task = runtime().spawn(async move {
+        let outcome = fut.await;
+        finish(&queue, settled, outcome);
+    });
+    future.call_method1(intern!(py, "add_done_callback"), (Canceller { task: task.abort_handle() },))?;
+    Ok(future)
+}
+
+/// Stop the workers touching Python (interpreter exit): wait, without the
+/// GIL, for those inside it to leave.
+#[pyfunction]
+pub fn shutdown(py: Python<'_>) {
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    py.detach(|| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while IN_PYTHON.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
+}
