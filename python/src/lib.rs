@@ -52,7 +52,6 @@ fn trellis_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::CovListener>()?;
     m.add_class::<gateway::NativeGateway>()?;
     m.add_function(wrap_pyfunction!(enum_tables, m)?)?;
-    m.add_function(wrap_pyfunction!(bridge::shutdown, m)?)?;
     m.add_class::<bridge::Canceller>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

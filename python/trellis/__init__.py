@@ -15,20 +15,52 @@ from __future__ import annotations
 import atexit
 
 from . import _native
-from ._enums import (
-    AbortReason,
-    EnableDisable,
-    EngineeringUnits,
-    ErrorClass,
-    ErrorCode,
-    EventState,
-    ObjectType,
-    PropertyIdentifier,
-    ReinitializedState,
-    RejectReason,
-    Reliability,
-    Segmentation,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._enums import (
+        AbortReason,
+        EnableDisable,
+        EngineeringUnits,
+        ErrorClass,
+        ErrorCode,
+        EventState,
+        ObjectType,
+        PropertyIdentifier,
+        ReinitializedState,
+        RejectReason,
+        Reliability,
+        Segmentation,
+    )
+
+_ENUMS = {
+    "AbortReason",
+    "EnableDisable",
+    "EngineeringUnits",
+    "ErrorClass",
+    "ErrorCode",
+    "EventState",
+    "ObjectType",
+    "PropertyIdentifier",
+    "ReinitializedState",
+    "RejectReason",
+    "Reliability",
+    "Segmentation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The enumerations (about 1,400 members) load on first use: most
+    # programs name objects and properties by text, and import time matters.
+    if name in _ENUMS:
+        from . import _enums
+
+        value = getattr(_enums, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'trellis' has no attribute {name!r}")
+
+
 from ._errors import (
     AbortError,
     BACnetError,
@@ -91,12 +123,9 @@ __all__ = [
 
 @atexit.register
 def _stop_everything() -> None:
-    # The runtime's threads must not touch Python while the interpreter
-    # finalizes: close every client and stop every gateway while it lives.
+    # Stop every gateway (closing its ports, ending its threads) and let go
+    # of every client's port while the interpreter still runs.
     for client in list(_open_clients):
         client.close()
     for gateway in list(_running):
         gateway.stop_blocking()
-    # From here on no worker thread touches Python (CPython ends a thread
-    # that takes the GIL during finalization, and that aborts the process).
-    _native.shutdown()

@@ -15,15 +15,16 @@ returned. Objects are ``"analog-value,1"``, ``("analog-value", 1)`` or
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import itertools
 import json
 import os
 import weakref
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Literal, Mapping, NamedTuple, Sequence, Union
+
+if TYPE_CHECKING:
+    import asyncio
 
 from . import _native
 from ._errors import BACnetError, CommunicationError
@@ -60,8 +61,7 @@ def _address(device: AddressArg) -> str:
     return device.address if isinstance(device, Device) else device
 
 
-@dataclass(frozen=True)
-class Device:
+class Device(NamedTuple):
     """A device that answered Who-Is (its I-Am)."""
 
     instance: int
@@ -74,8 +74,7 @@ class Device:
         return self.address
 
 
-@dataclass(frozen=True)
-class CovNotification:
+class CovNotification(NamedTuple):
     """A change-of-value notification: the monitored object's new values by
     property name (``"present-value"``, ``"status-flags"``)."""
 
@@ -89,8 +88,7 @@ class CovNotification:
     missed: int = 0
 
 
-@dataclass(frozen=True)
-class ReadRangeResult:
+class ReadRangeResult(NamedTuple):
     """A ReadRange answer: the items (for a Log_Buffer, dicts with
     ``timestamp``, ``kind``, ``value`` and ``status_flags``) and where they sit."""
 
@@ -153,12 +151,16 @@ class CovSubscription:
         self._listener = native.cov_listener()
         await self._request()
         if self._lifetime > 0:
+            import asyncio
+
             self._renewal = asyncio.get_running_loop().create_task(self._renew())
         return self
 
     async def _renew(self) -> None:
         # At half the lifetime, as the standard's subscribers do; a failed
         # renewal is retried at the next period (the subscription may lapse).
+        import asyncio
+
         while True:
             await asyncio.sleep(max(self._lifetime / 2, 1.0))
             try:

@@ -123,6 +123,20 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// ReadProperty from Python against the same Trellis server: the trellis
+    /// wheel, rusty-bacnet's and bacpypes3's clients, and our Rust client
+    /// beneath the wheel; plus import times and the wheel's size. Needs the
+    /// trellis package installed in the peers' venv (report.sh does it).
+    Python {
+        /// Concurrent asyncio tasks, one step each.
+        #[arg(long, value_delimiter = ',', default_values_t = [1, 32])]
+        tasks: Vec<usize>,
+        /// The wheel whose size is reported.
+        #[arg(long)]
+        wheel: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Hot swaps of Trellis's plugin under ReadProperty load: per round a
     /// steady step and a step with --swaps swaps (through the admin socket)
     /// spread over its window. Trellis only.
@@ -579,6 +593,16 @@ fn main() -> anyhow::Result<()> {
         }
         Scenario::Amplification { target, objects, common } => {
             with_env(&common, |env| scenario::amplification::run(env, &target.kinds(), objects))
+        }
+        Scenario::Python { tasks, wheel, common } => {
+            let o = scenario::python::PythonOptions {
+                tasks,
+                seconds: common.step_secs,
+                warmup: common.warmup_ms as f64 / 1e3,
+                rounds: common.rounds,
+                wheel,
+            };
+            with_env(&common, |env| scenario::python::run(env, &o))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

@@ -37,6 +37,7 @@ pub mod mixed;
 pub mod mqtt;
 pub mod objects;
 pub mod opcua;
+pub mod python;
 pub mod router;
 pub mod sc;
 pub mod segmentation;
