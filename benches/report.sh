@@ -44,6 +44,12 @@ if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake libclang-dev >/dev/null
 fi
 
+echo "==> the trellis Python package: the release wheel, into the peers' venv (the python scenario)"
+rm -rf target/wheels-release
+.venv-peers/bin/pip wheel -q --disable-pip-version-check --no-deps -w target/wheels-release ./python
+WHEEL=$(ls target/wheels-release/trellis-*.whl)
+.venv-peers/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
+
 echo "==> cargo build --release (trellis, stress-test with open62541)"
 BUILD_START=$(date +%s)
 cargo build --release --locked -p trellis -p trellis-benches --features trellis-benches/open62541
@@ -79,6 +85,7 @@ run opcua $STRESS opcua --seconds $OBJECT_SECS --latency-secs 5
 # Unpinned: the gateway's threads may use every core the machine has.
 run router $STRESS router --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
 run devices $STRESS devices --devices 1,8 --clients-per-device 8 --rounds $ROUNDS --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS --pin off
+run python $STRESS python --rounds $ROUNDS --step-secs $STEP_SECS --warmup-ms $WARMUP_MS --wheel "$WHEEL"
 run mstp $STRESS mstp --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 run mstp-routed $STRESS mstp --routed --reply small --exchanges $MSTP_EXCHANGES --step-secs 1 --warmup-ms 1000
 echo "==> runs took $(( $(date +%s) - START )) s"

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use trellis::admin::{Admin, Request, Response};
-use trellis::cli::run::{StartOptions, Started};
+use trellis::cli::{StartOptions, Started};
 use trellis::config::Config;
 
 type Awaitable<'py> = PyResult<Bound<'py, PyAny>>;
@@ -74,7 +74,7 @@ fn configuration(
     }
     let plugin = plugin
         .map(|p| if p.contains(':') || p.ends_with(".wasm") || p.contains('/') { p } else { format!("builtin:{p}") });
-    let config = trellis::cli::run::single_device(bind, port, device_id, plugin, data_dir);
+    let config = trellis::cli::single_device(bind, port, device_id, plugin, data_dir);
     Ok((config, here))
 }
 
@@ -110,7 +110,7 @@ impl NativeGateway {
                     }
                 };
                 runtime.block_on(async move {
-                    let mut started: Started = match trellis::cli::run::start(config, base, options).await {
+                    let mut started: Started = match trellis::cli::start(config, base, options).await {
                         Ok(s) => s,
                         Err(e) => {
                             let _ = ready_tx.send(Err(format!("{e:#}")));

@@ -1,11 +1,11 @@
 //! The `trellis` Python package's native module (`trellis._native`): the
-//! Rust client ([`client`]) and gateway ([`gateway`]) behind asyncio
+//! Rust client (`client`) and gateway (`gateway`) behind asyncio
 //! futures, and the conversions between BACnet and Python values
-//! ([`values`], [`records`], [`errors`]).
+//! (`values`, `records`, `errors`).
 //!
 //! The Python side (`python/trellis/`) gives these their coroutines,
 //! keyword arguments, dataclasses and exceptions; this module stays thin.
-//! Requests run on one shared tokio runtime ([`bridge`]), served gateways
+//! Requests run on one shared tokio runtime (`bridge`), served gateways
 //! on runtimes and threads of their own.
 //!
 //! Must never: hold the GIL while waiting on the network, or panic across

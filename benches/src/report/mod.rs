@@ -11,6 +11,7 @@ pub mod devices;
 pub mod mqtt;
 pub mod opcua;
 pub mod page;
+pub mod python;
 pub mod router;
 pub mod sections;
 pub mod svg;

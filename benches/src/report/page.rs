@@ -44,6 +44,7 @@ pub fn page(results: &Results) -> Page {
     sections::cost_section(&mut p, results);
     super::devices::devices_section(&mut p, results);
     super::router::router_section(&mut p, results);
+    super::python::python_section(&mut p, results);
     super::amplification::amplification_section(&mut p, results);
     super::mqtt::mqtt_section(&mut p, results);
     super::opcua::opcua_section(&mut p, results);
@@ -269,6 +270,7 @@ fn targets(md: &mut String, results: &Results, clients: &ClientsTable) {
     sections::cost_target(md, results);
     super::devices::devices_target(md, results);
     super::router::router_targets(md, results);
+    super::python::python_targets(md, results);
     md.push('\n');
 }
 

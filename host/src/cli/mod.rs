@@ -13,7 +13,9 @@ pub mod plugin;
 mod read;
 mod readrange;
 mod reinit;
-pub mod run;
+mod run;
+/// `trellis run` as a library: start a gateway from a configuration and stop it (the Python package serves with it).
+pub use run::{StartOptions, Started, single_device, start};
 mod sc;
 mod scaffold;
 mod simline;

@@ -177,7 +177,6 @@ impl Started {
 /// on the devices' threads. Returns once every port is bound and every
 /// plugin answers.
 pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyhow::Result<Started> {
-    let base = base.as_path();
     let engine_cache = config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir);
     let engine_config = crate::plugin::EngineConfig {
         cache_dir: engine_cache.clone(),
