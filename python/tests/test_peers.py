@@ -80,3 +80,18 @@ async def test_rusty_bacnet_reinitialize_and_trend_log(client: trellis.Client, r
         await asyncio.sleep(0.2)
     record = result.items[0]
     assert isinstance(record["timestamp"], dt.datetime) and record["value"] == 72.5
+
+
+async def test_an_abort_from_the_device_is_an_abort_error(client: trellis.Client) -> None:
+    # rusty-bacnet without segmentation cannot send an Object_List of 400
+    # objects in one APDU: it aborts the transaction.
+    from conftest import start_peer, stop_peer
+
+    peer = start_peer("rusty_server.py", "--objects", "400", instance=4202)
+    try:
+        with pytest.raises(trellis.AbortError) as e:
+            await client.read(peer.address, "device,4202", "object-list")
+        assert e.value.from_server, e.value
+        assert e.value.reason == "segmentation-not-supported" and e.value.reason_number == 4
+    finally:
+        stop_peer(peer)
