@@ -97,16 +97,25 @@ static QUEUES: Mutex<Option<HashMap<usize, Arc<LoopQueue>>>> = Mutex::new(None);
 
 fn queue_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<LoopQueue>> {
     let key = event_loop.as_ptr() as usize;
-    let mut queues = QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let queues = queues.get_or_insert_with(HashMap::new);
-    if let Some(q) = queues.get(&key) {
-        return Ok(q.clone());
-    }
+    // The lock is never held while Python runs: Python may hand the GIL to
+    // another thread, which would then wait for the lock holding the GIL.
+    let known: Vec<(usize, Arc<LoopQueue>)> = {
+        let queues = QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(q) = queues.as_ref().and_then(|m| m.get(&key)) {
+            return Ok(q.clone());
+        }
+        queues.iter().flatten().map(|(k, q)| (*k, q.clone())).collect()
+    };
     // A new loop: forget the closed ones (their sockets close with the last
     // task that still holds their queue).
-    queues.retain(|_, q| {
-        !q.event_loop.call_method0(py, intern!(py, "is_closed")).and_then(|c| c.is_truthy(py)).unwrap_or(true)
-    });
+    let closed: Vec<usize> = known
+        .iter()
+        .filter(|(_, q)| {
+            q.event_loop.call_method0(py, intern!(py, "is_closed")).and_then(|c| c.is_truthy(py)).unwrap_or(true)
+        })
+        .map(|(k, _)| *k)
+        .collect();
+    drop(known);
     let (wake_tx, wake_rx) = UnixDatagram::pair()?;
     wake_tx.set_nonblocking(true)?;
     wake_rx.set_nonblocking(true)?;
@@ -123,7 +132,16 @@ fn queue_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Loop
         }
     })?;
     event_loop.call_method1(intern!(py, "add_reader"), (queue.wake_rx.as_raw_fd(), drain))?;
-    queues.insert(key, queue.clone());
+    let removed: Vec<Arc<LoopQueue>> = {
+        let mut queues = QUEUES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let queues = queues.get_or_insert_with(HashMap::new);
+        let removed = closed.iter().filter_map(|k| queues.remove(k)).collect();
+        // A loop runs on one thread, so no other call registered it meanwhile.
+        queues.insert(key, queue.clone());
+        removed
+    };
+    // Dropped here, with the GIL and without the lock.
+    drop(removed);
     Ok(queue)
 }
 

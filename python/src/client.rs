@@ -69,8 +69,9 @@ fn seconds(s: f64, what: &str) -> PyResult<Duration> {
 
 impl NativeClient {
     fn client(&self) -> PyResult<Client> {
-        let guard = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard.clone().ok_or_else(|| Python::attach(|py| to_pyerr(py, &ClientError::Closed)))
+        let client = self.client.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        // The lock is released before Python runs (building the exception).
+        client.ok_or_else(|| Python::attach(|py| to_pyerr(py, &ClientError::Closed)))
     }
 }
 

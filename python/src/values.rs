@@ -134,16 +134,29 @@ fn sequence(py: Python<'_>, object_type: ObjectType, property: P, elements: &[El
                 i += 1;
             }
             Element::Context { .. } | Element::Constructed { .. } => {
-                let end = elements[i..]
-                    .iter()
-                    .position(|e| matches!(e, Element::Application(_)))
-                    .map_or(elements.len(), |n| i + n);
+                // The fields of one SEQUENCE have increasing tags: a tag that
+                // does not increase starts the next value (the entries of a
+                // Weekly_Schedule, of Event_Time_Stamps, …).
+                let mut end = i + 1;
+                while let Some(next) = elements.get(end).and_then(context_tag)
+                    && context_tag(&elements[end - 1]).is_some_and(|previous| next > previous)
+                {
+                    end += 1;
+                }
                 out.push(tagged(py, object_type, property, &elements[i..end])?);
                 i = end;
             }
         }
     }
     Ok(out)
+}
+
+/// The tag of a context-tagged element.
+fn context_tag(e: &Element) -> Option<u8> {
+    match e {
+        Element::Context { tag, .. } | Element::Constructed { tag, .. } => Some(*tag),
+        Element::Application(_) => None,
+    }
 }
 
 /// Context-tagged elements as a dict keyed by their tag numbers.
@@ -322,10 +335,11 @@ fn primitive_from_py(object_type: ObjectType, property: P, v: &Bound<'_, PyAny>)
         let (y, m, d): (u16, u8, u8) =
             (v.getattr("year")?.extract()?, v.getattr("month")?.extract()?, v.getattr("day")?.extract()?);
         let weekday: u8 = v.call_method0("isoweekday")?.extract()?;
-        let year = u8::try_from(y.saturating_sub(1900))
-            .ok()
-            .filter(|_| y >= 1900)
-            .ok_or_else(|| PyValueError::new_err(format!("year {y} is outside BACnet's 1900..=2154")))?;
+        if !(1900..=2154).contains(&y) {
+            // 2155 would encode as 255, "any year".
+            return Err(PyValueError::new_err(format!("year {y} is outside BACnet's 1900..=2154")));
+        }
+        let year = (y - 1900) as u8;
         return Ok(Value::Date(Date { year, month: m, day: d, weekday }));
     }
     if name == "time" {

@@ -186,3 +186,36 @@ async def test_discover_lists_objects_with_names(client: trellis.Client, served:
 async def test_many_concurrent_reads_from_one_client(client: trellis.Client, served: Served) -> None:
     values = await asyncio.gather(*(client.read(served.address, "analog-input,1", "present-value") for _ in range(2000)))
     assert len(values) == 2000 and all(isinstance(v, float) for v in values)
+
+
+async def test_a_list_of_constructed_values_keeps_every_entry(client: trellis.Client, served: Served) -> None:
+    # Active_COV_Subscriptions: a list of SEQUENCEs whose context tags start
+    # again at [0] with each entry; two subscriptions are two entries.
+    async with client.subscribe_cov(served.address, "analog-input,1", lifetime=60):
+        async with client.subscribe_cov(served.address, "analog-input,2", lifetime=60):
+            entries = await client.read(served.address, "device,4194303", "active-cov-subscriptions")
+    assert isinstance(entries, list) and len(entries) == 2, entries
+    assert all(isinstance(e, dict) and set(e) >= {0, 1, 2, 3} for e in entries), entries
+
+
+async def test_closing_a_subscription_ends_a_waiting_reader(client: trellis.Client, served: Served) -> None:
+    sub = await client.subscribe_cov(served.address, "analog-input,3", lifetime=60).open()
+    received: list[trellis.CovNotification] = []
+
+    async def read_all() -> None:
+        async for n in sub:
+            received.append(n)
+
+    reader = asyncio.get_running_loop().create_task(read_all())
+    await asyncio.sleep(0.5)
+    assert received, "the initial notification"
+    await sub.close()
+    await asyncio.wait_for(reader, 5)  # ended by StopAsyncIteration, not cancelled
+    assert not reader.cancelled()
+
+
+async def test_a_short_communication_control_duration_is_rounded_up(client: trellis.Client, served: Served) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        await client.device_communication_control(served.address, "disable-initiation", duration=dt.timedelta(0))
+    await client.device_communication_control(served.address, "disable-initiation", duration=dt.timedelta(seconds=30))
+    await client.device_communication_control(served.address, "enable")

@@ -131,6 +131,7 @@ class CovSubscription:
         self._increment = increment
         self._listener: _native.CovListener | None = None
         self._renewal: asyncio.Task[None] | None = None
+        self._waiting: asyncio.Future[Any] | None = None
         self._monitored: ObjectIdentifier | None = None
 
     async def _request(self, cancel: bool = False) -> None:
@@ -165,19 +166,26 @@ class CovSubscription:
             await asyncio.sleep(max(self._lifetime / 2, 1.0))
             try:
                 await self._request()
-            except BACnetError:
+            except (BACnetError, RuntimeError):  # RuntimeError: the client was closed
                 pass
 
     async def close(self) -> None:
-        """Stop renewing and cancel the subscription at the device."""
+        """Stop renewing and cancel the subscription at the device. A reader
+        waiting in ``async for`` ends its loop."""
+        import asyncio
+
         if self._renewal is not None:
             self._renewal.cancel()
             self._renewal = None
         if self._listener is not None:
             self._listener = None
+            if self._waiting is not None and not self._waiting.done():
+                self._waiting.cancel()
+            # Shielded: a second cancellation of the closing task must not
+            # leave the subscription at the device (for ever, with lifetime 0).
             try:
-                await self._request(cancel=True)
-            except BACnetError:
+                await asyncio.shield(self._request(cancel=True))
+            except (BACnetError, RuntimeError):
                 pass
 
     async def __aenter__(self) -> CovSubscription:
@@ -195,10 +203,22 @@ class CovSubscription:
         return self
 
     async def __anext__(self) -> CovNotification:
+        import asyncio
+
         while True:
             if self._listener is None:
                 raise StopAsyncIteration
-            source, confirmed, pid, device, obj, remaining, missed, values = await self._listener.next()
+            self._waiting = asyncio.ensure_future(self._listener.next())
+            try:
+                source, confirmed, pid, device, obj, remaining, missed, values = await self._waiting
+            except asyncio.CancelledError:
+                # close() cancelled the wait: the iteration is over. Any
+                # other cancellation is the reader's task being cancelled.
+                if self._listener is None and self._waiting.cancelled() and not _task_cancelling():
+                    raise StopAsyncIteration from None
+                raise
+            finally:
+                self._waiting = None
             if pid != self.process_id:
                 continue
             return CovNotification(
@@ -210,6 +230,15 @@ class CovSubscription:
                 confirmed=confirmed,
                 missed=missed,
             )
+
+
+def _task_cancelling() -> bool:
+    """The current task has been asked to cancel (Python ≥ 3.11 can tell)."""
+    import asyncio
+
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
 
 
 def _key(prop: str, index: int | None) -> str:
@@ -451,7 +480,13 @@ class Client:
     ) -> None:
         """DeviceCommunicationControl: ``enable``, ``disable`` or
         ``disable-initiation``, for ``duration`` minutes (or a timedelta)."""
-        minutes = int(duration.total_seconds() // 60) if isinstance(duration, _dt.timedelta) else duration
+        if isinstance(duration, _dt.timedelta):
+            if duration.total_seconds() <= 0:
+                raise ValueError("a DeviceCommunicationControl duration must be positive (or None: until told otherwise)")
+            # Whole minutes, rounded up: 0 would mean "indefinite" to some devices.
+            minutes: int | None = -(-int(duration.total_seconds()) // 60)
+        else:
+            minutes = duration
         await self._native_client().device_communication_control(_address(device), state, minutes, password)
 
     async def reinitialize(

@@ -66,15 +66,15 @@ pub async fn run(bind: Option<String>, port: Option<u16>, a: RunArgs) -> Result<
         http: a.http.clone(),
         admin_socket: Some(a.admin_socket.clone().unwrap_or_else(crate::admin::default_socket)),
     };
-    let mut started = start(config, base, options).await?;
-    // From here on Ctrl-C and SIGTERM (systemd, `kill`) stop the run the
-    // same way, which removes the admin socket; before, they end the process
-    // at once, with nothing to remove.
+    // Listening first: Ctrl-C and SIGTERM (systemd, `kill`) stop the run the
+    // same way once it has started, which removes the admin socket; a
+    // signal while it starts ends the run when start() returns.
     let listen = |kind: SignalKind, name: &str| {
         signal(kind).map_err(|e| Failure::from(anyhow::anyhow!("cannot listen for {name}: {e}")))
     };
     let (mut interrupt, mut terminate) =
         (listen(SignalKind::interrupt(), "SIGINT")?, listen(SignalKind::terminate(), "SIGTERM")?);
+    let mut started = start(config, base, options).await?;
     eprintln!("trellis: serving; Ctrl-C to stop");
     crate::http::logs::note("serving");
     let stop = tokio::select! {
