@@ -53,6 +53,13 @@ pub use subscribe_cov::SubscribeCOVRequest;
 pub use subscribe_cov_property::SubscribeCOVPropertyRequest;
 pub use time_synchronization::{TimeSynchronizationRequest, UTCTimeSynchronizationRequest};
 
+// Group C: files.
+pub mod atomic_read_file;
+pub mod atomic_write_file;
+
+pub use atomic_read_file::{AtomicReadFileAck, AtomicReadFileRequest, FileData, ReadAccess};
+pub use atomic_write_file::{AtomicWriteFileAck, AtomicWriteFileRequest};
+
 /// Encoding and decoding of one service body.
 pub trait ServiceCodec: Sized {
     /// Append the encoded body.

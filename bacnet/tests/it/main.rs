@@ -11,6 +11,7 @@ mod npdu;
 mod segmentation;
 mod services_a;
 mod services_b;
+mod services_c;
 mod strategies;
 mod tsm;
 mod vectors;

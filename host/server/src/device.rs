@@ -21,8 +21,10 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 15] = [
+pub const SERVICES_SUPPORTED: [usize; 17] = [
     5,  // subscribeCOV
+    6,  // atomicReadFile
+    7,  // atomicWriteFile
     12, // readProperty
     14, // readPropertyMultiple
     15, // writeProperty
@@ -30,13 +32,13 @@ pub const SERVICES_SUPPORTED: [usize; 15] = [
     17, // deviceCommunicationControl
     20, // reinitializeDevice
     26, // i-Am
-    28, // subscribeCOVProperty
-    32, // timeSynchronization
     27, // i-Have
+    32, // timeSynchronization
     33, // who-Has
     34, // who-Is
     35, // readRange
     36, // utcTimeSynchronization
+    38, // subscribeCOVProperty
 ];
 
 /// Host settings for the served device.
