@@ -380,6 +380,80 @@ pub struct DeviceSection {
     /// Serve on a BACnet/SC port instead of B/IP (`bind` and `port` are
     /// then unused), optionally running the hub function too.
     pub sc: Option<crate::sc_port::ScSection>,
+    /// `[[device.file]]`: File objects over files in `data_dir`.
+    #[serde(default, rename = "file", skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileSection>,
+}
+
+/// One `[[device.file]]`: a File object (Clause 12.13) the host serves from
+/// a file in the device's `data_dir`, read and written with
+/// AtomicReadFile/AtomicWriteFile.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FileSection {
+    /// The File object's instance.
+    pub instance: u32,
+    /// Object_Name.
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+    /// The file, relative to `data_dir` (no `..`; links never lead out).
+    pub path: PathBuf,
+    /// `stream` (octets at positions) or `record` (a record is a line).
+    #[serde(default = "default_file_access")]
+    pub access: String,
+    /// File_Type.
+    #[serde(default = "default_file_type")]
+    pub file_type: String,
+    /// Let AtomicWriteFile change it (a plugin file's manifest must also
+    /// ask for `data_dir = "write"`, granted by `[policy] allow_data_write`).
+    #[serde(default)]
+    pub writable: bool,
+    /// The most octets it may hold (default 16 MiB).
+    #[serde(default = "default_file_max_size")]
+    pub max_size: u64,
+}
+
+fn default_file_access() -> String {
+    "stream".into()
+}
+fn default_file_type() -> String {
+    "application/octet-stream".into()
+}
+fn default_file_max_size() -> u64 {
+    16 << 20
+}
+
+impl FileSection {
+    /// The server's File object configuration; `may_write` is whether the
+    /// device's plugin was granted a writable data directory.
+    pub fn resolve(&self, may_write: bool) -> anyhow::Result<trellis_server::file_object::FileConfig> {
+        use trellis_server::file_object::{AccessMethod, FileConfig, check_relative};
+        let what = || format!("[[device.file]] instance {}", self.instance);
+        anyhow::ensure!(self.instance < (1 << 22), "{}: instance out of range (0..4194303)", what());
+        check_relative(&self.path).map_err(|e| anyhow::anyhow!("{}: path {e}", what()))?;
+        let access = match self.access.as_str() {
+            "stream" => AccessMethod::Stream,
+            "record" => AccessMethod::Record,
+            other => anyhow::bail!("{}: access = {other:?}: expected \"stream\" or \"record\"", what()),
+        };
+        if self.writable && !may_write {
+            tracing::warn!(
+                file = self.instance,
+                "[[device.file]] is writable, but the plugin's data directory is not granted for writing: read-only"
+            );
+        }
+        Ok(FileConfig {
+            instance: self.instance,
+            name: self.name.clone(),
+            description: self.description.clone(),
+            path: self.path.clone(),
+            file_type: self.file_type.clone(),
+            access,
+            writable: self.writable && may_write,
+            max_size: self.max_size,
+        })
+    }
 }
 
 /// `bip6 = { … }` in a `[[device]]`: a BACnet/IPv6 port (Annex U).
@@ -670,6 +744,7 @@ impl Default for DeviceSection {
             bbmd: None,
             bip6: None,
             sc: None,
+            files: Vec::new(),
         }
     }
 }

@@ -88,10 +88,8 @@ pub(super) fn access_opening(r: &mut Reader<'_>, n: u8) -> Result<(), DecodeErro
         return Err(DecodeError::Truncated { at: r.position(), what: "access-method" });
     }
     let at = r.position();
-    expect_opening(r, n, "access-method").map_err(|_| DecodeError::InvalidTag {
-        at,
-        what: "access-method (stream-access [0] or record-access [1])",
-    })
+    expect_opening(r, n, "access-method")
+        .map_err(|_| DecodeError::InvalidTag { at, what: "access-method (stream-access [0] or record-access [1])" })
 }
 
 /// An AtomicReadFile acknowledgement.

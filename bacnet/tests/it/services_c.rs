@@ -50,7 +50,8 @@ const STREAM_READ_ACK_HEAD: &str = "10  0E 31 00 65 1B";
 /// Read 3 records of File 2 from record 14.
 const RECORD_READ: &str = "C4 02 80 00 02  1E 31 0E 21 03 1F";
 /// The answer: the end of the file, 2 records from record 14.
-const RECORD_READ_ACK: &str = "11  1E 31 0E 21 02  65 0B 31 32 3A 30 30 2C 34 35 2E 36 46  65 0B 31 32 3A 31 35 2C 34 34 2E 38 46 1F";
+const RECORD_READ_ACK: &str =
+    "11  1E 31 0E 21 02  65 0B 31 32 3A 30 30 2C 34 35 2E 36 46  65 0B 31 32 3A 31 35 2C 34 34 2E 38 46 1F";
 /// Write 27 octets at position 30 of File 1.
 const STREAM_WRITE_HEAD: &str = "C4 02 80 00 01  0E 31 1E 65 1B";
 /// Append one record to File 2.
@@ -97,7 +98,10 @@ fn a_record_read_and_its_answer() {
 fn writes_and_their_answers() {
     golden(
         &with(STREAM_WRITE_HEAD, CHILLER, "0F"),
-        &AtomicWriteFileRequest { file: file(1), data: FileData::Stream { start_position: 30, data: CHILLER.to_vec() } },
+        &AtomicWriteFileRequest {
+            file: file(1),
+            data: FileData::Stream { start_position: 30, data: CHILLER.to_vec() },
+        },
     );
     golden(
         &hex(RECORD_APPEND),

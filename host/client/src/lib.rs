@@ -27,9 +27,11 @@
 mod actor;
 mod cov;
 mod error;
+mod files;
 mod foreign;
 mod management;
 mod who_is;
+pub use files::FILE_CHUNK;
 
 pub use actor::{Destination, UnconfirmedReceived};
 pub use cov::{CovNotificationReceived, CovSubscription};

@@ -62,6 +62,12 @@ pub struct DeviceConfig {
     /// The Network Port objects the host serves for this device (Clause
     /// 12.56), one per port it is reached through.
     pub network_ports: Vec<super::network_port::NetworkPort>,
+    /// The File objects the host serves for this device, from files in
+    /// `data_dir` ([`super::file_object`]).
+    pub files: Vec<super::file_object::FileConfig>,
+    /// The directory the File objects' paths are relative to (the plugin's
+    /// data directory); required when `files` is not empty.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for DeviceConfig {
@@ -75,6 +81,8 @@ impl Default for DeviceConfig {
             accept_time_sync: true,
             limits: Limits::default(),
             network_ports: Vec::new(),
+            files: Vec::new(),
+            data_dir: None,
         }
     }
 }
@@ -178,6 +186,8 @@ pub struct HostDevice {
     /// How many objects the model serves (its Object_List's length), for
     /// the Network Port objects the host appends to it.
     pub model_objects: std::sync::atomic::AtomicUsize,
+    /// The File objects, opened over the data directory.
+    pub files: Option<super::file_object::FileObjects>,
 }
 
 impl HostDevice {
@@ -223,6 +233,9 @@ impl HostDevice {
                 if !self.config.network_ports.is_empty() {
                     b.set(ObjectType::NETWORK_PORT.0 as usize, true);
                 }
+                if self.files.is_some() {
+                    b.set(ObjectType::FILE.0 as usize, true);
+                }
                 for t in &self.object_types {
                     if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
@@ -252,27 +265,43 @@ impl HostDevice {
         self.config.network_ports.iter().find(|p| p.instance == o.instance)
     }
 
-    /// Add the Network Port objects to the model's Object_List (the whole
-    /// array, or element `index`: 0 is the length, the ports follow the
-    /// model's objects). `from_model` is the model's answer.
+    /// The File object `o`'s server, if the host serves it.
+    pub fn file(&self, o: ObjectIdentifier) -> Option<&super::file_object::FileObjects> {
+        self.files.as_ref().filter(|f| f.has(o))
+    }
+
+    /// True when the host, not the model, serves object `o` (a Network
+    /// Port or a File object).
+    pub fn serves(&self, o: ObjectIdentifier) -> bool {
+        self.network_port(o).is_some() || self.file(o).is_some()
+    }
+
+    /// The objects the host serves, in Object_List order after the model's.
+    fn host_objects(&self) -> Vec<ObjectIdentifier> {
+        let ports = self.config.network_ports.iter().map(|p| p.id());
+        ports.chain(self.files.iter().flat_map(|f| f.ids())).collect()
+    }
+
+    /// Add the host's objects (Network Ports, then Files) to the model's
+    /// Object_List (the whole array, or element `index`: 0 is the length,
+    /// the host's objects follow the model's). `from_model` is the model's
+    /// answer.
     pub fn extend_object_list(
         &self,
         index: Option<u32>,
         from_model: &mut Result<AnyValue, bacnet::services::BacnetError>,
     ) {
-        let ports = &self.config.network_ports;
-        if ports.is_empty() {
+        let ours = self.host_objects();
+        if ours.is_empty() {
             return;
         }
         let model = self.model_objects.load(std::sync::atomic::Ordering::Relaxed);
         match (index, from_model.as_mut()) {
-            (None, Ok(list)) => {
-                list.0.extend(ports.iter().map(|p| Element::Application(Value::ObjectIdentifier(p.id()))))
-            }
-            (Some(0), Ok(_)) => *from_model = Ok(Value::Unsigned((model + ports.len()) as u64).into()),
+            (None, Ok(list)) => list.0.extend(ours.iter().map(|o| Element::Application(Value::ObjectIdentifier(*o)))),
+            (Some(0), Ok(_)) => *from_model = Ok(Value::Unsigned((model + ours.len()) as u64).into()),
             (Some(i), _) if (i as usize) > model => {
-                *from_model = match ports.get(i as usize - model - 1) {
-                    Some(p) => Ok(Value::ObjectIdentifier(p.id()).into()),
+                *from_model = match ours.get(i as usize - model - 1) {
+                    Some(o) => Ok(Value::ObjectIdentifier(*o).into()),
                     None => Err(bacnet::services::BacnetError {
                         class: bacnet::enums::ErrorClass::PROPERTY,
                         code: bacnet::enums::ErrorCode::INVALID_ARRAY_INDEX,

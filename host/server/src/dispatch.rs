@@ -209,6 +209,11 @@ impl<M: ObjectModel> Server<M> {
         &self.cov
     }
 
+    /// The host-owned part of the Device object, and the host's objects.
+    pub(super) fn host(&self) -> &HostDevice {
+        &self.host
+    }
+
     /// The host settings of the device.
     pub fn config(&self) -> &super::DeviceConfig {
         &self.host.config
@@ -372,6 +377,14 @@ impl<M: ObjectModel> Server<M> {
                 Ok(r) => Ok(self.read_range(r, room).await.map(Some)),
                 Err(e) => Err(e),
             },
+            S::ATOMIC_READ_FILE => match bacnet::services::AtomicReadFileRequest::decode(body) {
+                Ok(r) => Ok(self.atomic_read_file(r, room).map(Some)),
+                Err(e) => Err(e),
+            },
+            S::ATOMIC_WRITE_FILE => match bacnet::services::AtomicWriteFileRequest::decode(body) {
+                Ok(r) => Ok(self.atomic_write_file(r).map(Some)),
+                Err(e) => Err(e),
+            },
             _ => return Response::Reject(RejectReason::UNRECOGNIZED_SERVICE),
         };
         match result {
@@ -396,7 +409,7 @@ impl<M: ObjectModel> Server<M> {
         // addresses the Device object (the model's answers come in order).
         let route = |t: &PropertyTarget| {
             let is_device = self.ids.inbound_target(*t).object == self.ids.model;
-            let host_owned = (is_device && HostDevice::owns(t.property)) || self.host.network_port(t.object).is_some();
+            let host_owned = (is_device && HostDevice::owns(t.property)) || self.host.serves(t.object);
             (!host_owned).then_some(is_device)
         };
         // Nearly always every target goes to the model as asked: then the
@@ -591,8 +604,21 @@ impl<M: ObjectModel> Server<M> {
     }
 
     /// What the host answers for `t`: a Device property it owns, or a
-    /// Network Port object's (ALL, REQUIRED and OPTIONAL expanded).
+    /// Network Port's or File object's (ALL, REQUIRED and OPTIONAL expanded).
     fn host_reads(&self, t: PropertyTarget) -> Vec<PropertyRead> {
+        if let Some(files) = self.host.file(t.object) {
+            let clock = self.file_clock();
+            let read = |property: P, array_index| PropertyRead {
+                target: PropertyTarget { object: t.object, property, array_index },
+                outcome: files.read(t.object, property, array_index, clock),
+            };
+            return match t.property {
+                P::ALL | P::REQUIRED | P::OPTIONAL => {
+                    files.expand(t.object, t.property).into_iter().map(|p| read(p, None)).collect()
+                }
+                p => vec![read(p, t.array_index)],
+            };
+        }
         let Some(port) = self.host.network_port(t.object) else { return vec![self.host_read(t)] };
         let read = |property: P, array_index| PropertyRead {
             target: PropertyTarget { object: t.object, property, array_index },
@@ -654,7 +680,7 @@ impl<M: ObjectModel> Server<M> {
     /// model that has encoded reads; `false` means: use `read_targets`.
     async fn read_property_encoded(&self, target: PropertyTarget, answer: &mut Vec<u8>) -> Result<bool, Failure> {
         let to_model = self.ids.inbound_target(target);
-        if to_model != target || to_model.object == self.ids.model || self.host.network_port(target.object).is_some() {
+        if to_model != target || to_model.object == self.ids.model || self.host.serves(target.object) {
             return Ok(false);
         }
         answer.clear();
@@ -752,6 +778,15 @@ impl<M: ObjectModel> Server<M> {
             property: r.property,
             array_index: r.array_index,
         });
+        if let Some(files) = self.host.file(r.object) {
+            if r.array_index.is_some() {
+                return Err(Failure::Error(BacnetError {
+                    class: ErrorClass::PROPERTY,
+                    code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY,
+                }));
+            }
+            return files.write(r.object, r.property, &r.value).map_err(Failure::Error);
+        }
         if (target.object == self.ids.model && HostDevice::owns(r.property))
             || self.host.network_port(r.object).is_some()
         {
@@ -780,8 +815,9 @@ impl<M: ObjectModel> Server<M> {
                 let w = self.to_write(spec.object, v);
                 let reference =
                     ObjectPropertyReference { object: spec.object, property: v.property, array_index: v.array_index };
+                // The host's own objects take WriteProperty only.
                 let host_owned = (w.target.object == self.ids.model && HostDevice::owns(v.property))
-                    || self.host.network_port(spec.object).is_some();
+                    || self.host.serves(spec.object);
                 if host_owned {
                     host_refusal = Some(reference);
                     break 'specs;

@@ -23,6 +23,8 @@ pub mod cov;
 pub mod device;
 pub mod dispatch;
 mod endpoint;
+pub mod file_object;
+mod files;
 pub mod idmap;
 pub mod management;
 mod mstp;
@@ -75,8 +77,14 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
     let mut object_types: Vec<ObjectType> = objects.iter().map(|o| o.id.object_type).collect();
     object_types.sort();
     object_types.dedup();
+    let files = match (&config.data_dir, config.files.is_empty()) {
+        (_, true) => None,
+        (None, false) => anyhow::bail!("File objects need the device's data_dir"),
+        (Some(dir), false) => Some(file_object::FileObjects::open(dir, config.files.clone())?),
+    };
     let host = HostDevice {
         id,
+        files,
         config,
         object_types,
         database_revision: Default::default(),

@@ -6,6 +6,7 @@ mod cov;
 mod datetime;
 mod dcc;
 pub mod discover;
+mod file;
 pub mod format;
 mod opcua;
 pub mod parse;
@@ -178,6 +179,13 @@ pub enum Command {
     ///
     /// Example: trellis readrange 192.168.1.20 trend-log,1 log-buffer --sequence 100 --count 10
     Readrange(readrange::ReadRangeArgs),
+    /// Read or write a File object's contents (AtomicReadFile, AtomicWriteFile).
+    ///
+    /// A stream file travels in 4 KiB chunks, a record file 32 records at a time (one per line).
+    ///
+    /// Examples: trellis file read 192.168.1.20 file,3 --output manifest.txt;
+    /// trellis file write 192.168.1.20 file,1 notes.txt
+    File(file::FileArgs),
     /// Stop or resume a device's communication (DeviceCommunicationControl).
     ///
     /// disable-initiation stops the device initiating requests (I-Am, notifications) while it goes on
@@ -405,6 +413,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Write(a) => write::run(&client, a).await,
         Command::Discover(a) => discover::run(&client, a).await,
         Command::Readrange(a) => readrange::run(&client, a).await,
+        Command::File(a) => file::run(&client, a).await,
         Command::Dcc(a) => dcc::run(&client, a).await,
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,

@@ -804,15 +804,32 @@ async fn start_device(
     })
     .await?
     .context("loading the plugin")?;
+    // File objects are writable as the plugin's data directory is: a
+    // built-in runs with the operator's configuration as it is, a plugin
+    // file as its manifest asked and the policy granted.
+    let files_may_write = granted.as_ref().is_none_or(|caps| caps.data_dir == policy::DataAccess::Write);
     if let Some(caps) = granted {
         caps.check_objects(model.objects().await.context("listing the plugin's objects")?.len())?;
     } // ---- end signed plugins
     let limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
+    let files = d
+        .files
+        .iter()
+        .map(|f| f.resolve(files_may_write))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}", index + 1))?;
+    anyhow::ensure!(
+        files.is_empty() || base_config.data_dir.is_some(),
+        "device {}: [[device.file]] needs the device's data_dir (the files live there)",
+        index + 1
+    );
     let config = DeviceConfig {
         instance: d.instance,
         limits,
         password: d.password.clone(),
         accept_time_sync: d.accept_time_sync,
+        files,
+        data_dir: base_config.data_dir.clone(),
         ..Default::default()
     };
     Ok((model, bip, config, base_config, provenance))

@@ -12,6 +12,7 @@ mod control;
 mod cov;
 mod crowd;
 mod examples;
+mod files;
 mod gateway;
 mod http;
 mod interop;
