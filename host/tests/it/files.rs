@@ -239,3 +239,52 @@ fn the_cli_reads_and_replaces_files() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs `host/tests/peers/file_client.py` as `stack` against the device on
+/// `port`: a megabyte written and read back in `chunk`-octet requests, a
+/// record appended and read. Returns its JSON line.
+fn third_party_transfer(stack: &str, port: u16, chunk: usize, gateway: &Gateway) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/file_client.py");
+    let out = std::process::Command::new(crate::peers::python())
+        .arg(&script)
+        .args(["--stack", stack, "--target", &format!("127.0.0.1:{port}"), "--device", &INSTANCE.to_string()])
+        .args(["--port", &free_port().to_string(), "--file", "1", "--record-file", "2"])
+        .args(["--chunk", &chunk.to_string()])
+        .output()
+        .expect("run file_client.py");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stack}: {stdout}\n{}\ngateway:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        gateway.log()
+    );
+    stdout.lines().last().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn bacpypes3_and_rusty_bacnet_transfer_a_megabyte_and_tshark_dissects_it() {
+    let _timing = crate::peers::shared_blocking();
+    let scratch = Scratch::new("files", "peers");
+    let (gateway, port, data) = start(&scratch);
+    let pcap = scratch.path("files.pcap");
+    let capture = crate::tshark::Capture::on("lo", &format!("udp port {port}"), &pcap);
+
+    // bacpypes3 in 4 KiB requests: each answer is three segments.
+    let line = third_party_transfer("bacpypes3", port, 4096, &gateway);
+    assert!(line.contains(r#""equal": true"#) && line.contains("bacpypes3,was,here"), "{line}");
+    assert!(std::fs::read(data.join("notes.txt")).unwrap() == megabyte(), "the file on disk is what bacpypes3 wrote");
+
+    // rusty-bacnet in 60 KiB requests (its client waits out the segment
+    // timeout on every segmented answer: see file_client.py).
+    let line = third_party_transfer("rusty", port, 61_440, &gateway);
+    assert!(line.contains(r#""equal": true"#) && line.contains("rusty,was,here"), "{line}");
+    assert!(
+        std::fs::read(data.join("notes.txt")).unwrap() == megabyte(),
+        "the file on disk is what rusty-bacnet wrote"
+    );
+    let log = std::fs::read_to_string(data.join("setpoint-log.csv")).unwrap();
+    assert!(log.ends_with("bacpypes3,was,here\nrusty,was,here\n"), "records appended in order:\n{log}");
+
+    capture.finish(&[port], &["atomicWriteFile", "atomicReadFile", "Segment-ACK"]);
+}

@@ -143,7 +143,7 @@ fn malformed_requests_get_the_reject_reason_the_standard_names() {
     let app_tagged = [0xC4, 0x02, 0x00, 0x00, 0x01, 0x19, 0x55];
     assert_reject(&confirmed(S::READ_PROPERTY, &app_tagged, MaxApdu::UP_TO_1476), RejectReason::INVALID_TAG);
     // A service this device does not execute.
-    assert_reject(&confirmed(S::ATOMIC_READ_FILE, &[], MaxApdu::UP_TO_1476), RejectReason::UNRECOGNIZED_SERVICE);
+    assert_reject(&confirmed(S::VT_OPEN, &[], MaxApdu::UP_TO_1476), RejectReason::UNRECOGNIZED_SERVICE);
 }
 
 #[test]
