@@ -23,7 +23,7 @@
 //! (at most `max_apdu × segments`), a stream write by the request, and a
 //! record write rewrites at most `max_size` octets.
 //!
-//! Must never: touch a path outside the data directory (see [`storage`]),
+//! Must never: touch a path outside the data directory (see the `storage` module),
 //! let a network write change a read-only file, or grow a file past its
 //! `max_size`.
 
