@@ -541,6 +541,19 @@ codecs! {
     AtomicReadFileAck => Ack(C::ATOMIC_READ_FILE);
     AtomicWriteFileRequest => Request(C::ATOMIC_WRITE_FILE);
     AtomicWriteFileAck => Ack(C::ATOMIC_WRITE_FILE);
+    EventNotification => Request(C::CONFIRMED_EVENT_NOTIFICATION);
+    EventNotification => Unconfirmed(U::UNCONFIRMED_EVENT_NOTIFICATION);
+    AcknowledgeAlarmRequest => Request(C::ACKNOWLEDGE_ALARM);
+    GetAlarmSummaryAck => Ack(C::GET_ALARM_SUMMARY);
+    GetEnrollmentSummaryRequest => Request(C::GET_ENROLLMENT_SUMMARY);
+    GetEnrollmentSummaryAck => Ack(C::GET_ENROLLMENT_SUMMARY);
+    GetEventInformationRequest => Request(C::GET_EVENT_INFORMATION);
+    GetEventInformationAck => Ack(C::GET_EVENT_INFORMATION);
+    SubscribeCOVPropertyMultipleRequest => Request(C::SUBSCRIBE_COV_PROPERTY_MULTIPLE);
+    COVNotificationMultiple => Request(C::CONFIRMED_COV_NOTIFICATION_MULTIPLE);
+    COVNotificationMultiple => Unconfirmed(U::UNCONFIRMED_COV_NOTIFICATION_MULTIPLE);
+    NotificationParameters => Part;
+    TimeStamp => Part;
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A
@@ -617,6 +630,24 @@ mod tests {
             for f in files {
                 check(&std::fs::read(&f).unwrap());
             }
+        }
+    }
+
+    /// A seed of the `service` target named after a codec selects that
+    /// codec with its first octet and decodes as it.
+    #[test]
+    fn named_service_seeds_select_their_codec() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/service");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if !CODECS.iter().any(|c| c.name == name) {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let codec = &CODECS[bytes[0] as usize % CODECS.len()];
+            assert_eq!(codec.name, name, "seeds/service/{name}: selector {}", bytes[0]);
+            assert!((codec.decodes)(&bytes[1..]), "seeds/service/{name} does not decode");
         }
     }
 

@@ -6,8 +6,9 @@
 //! for its Rust type is `OutOfRange`.
 
 use crate::enums::{
-    BinaryPV, DeviceStatus, EnableDisable, EngineeringUnits, ErrorClass, ErrorCode, EventState, ObjectType, Polarity,
-    PropertyIdentifier, ReinitializedState, Reliability, Segmentation,
+    AcknowledgmentFilter, BinaryPV, DeviceStatus, EnableDisable, EngineeringUnits, ErrorClass, ErrorCode, EventState,
+    EventStateFilter, EventType, NotifyType, ObjectType, Polarity, PropertyIdentifier, ReinitializedState, Reliability,
+    Segmentation,
 };
 use crate::error::{DecodeError, EncodeError};
 use alloc::string::String;
@@ -506,6 +507,10 @@ enumerated!(
     EnableDisable,
     BinaryPV,
     EventState,
+    EventType,
+    NotifyType,
+    AcknowledgmentFilter,
+    EventStateFilter,
     Reliability,
     DeviceStatus,
     Polarity

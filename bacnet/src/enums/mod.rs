@@ -25,7 +25,7 @@ pub use pdu::{AbortReason, ErrorClass, RejectReason, Segmentation};
 pub use property_id::PropertyIdentifier;
 pub use services::{ConfirmedServiceChoice, UnconfirmedServiceChoice};
 pub use small::{
-    BinaryPV, DeviceStatus, EnableDisable, EventState, NetworkPriority, Polarity, ReinitializedState, Reliability,
-    TimeStampKind,
+    AcknowledgmentFilter, BinaryPV, DeviceStatus, EnableDisable, EventState, EventStateFilter, EventType,
+    NetworkPriority, NotifyType, Polarity, ReinitializedState, Reliability, TimeStampKind,
 };
 pub use units::EngineeringUnits;

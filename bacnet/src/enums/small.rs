@@ -113,3 +113,60 @@ bacnet_enum! {
         DATE_TIME = 2 => "date-time",
     }
 }
+
+bacnet_enum! {
+    /// `BACnetEventType`: the event algorithm an object or Event Enrollment
+    /// applies (Clause 13.3).
+    pub struct EventType(u32) {
+        CHANGE_OF_BITSTRING = 0 => "change-of-bitstring",
+        CHANGE_OF_STATE = 1 => "change-of-state",
+        CHANGE_OF_VALUE = 2 => "change-of-value",
+        COMMAND_FAILURE = 3 => "command-failure",
+        FLOATING_LIMIT = 4 => "floating-limit",
+        OUT_OF_RANGE = 5 => "out-of-range",
+        COMPLEX_EVENT_TYPE = 6 => "complex-event-type",
+        CHANGE_OF_LIFE_SAFETY = 8 => "change-of-life-safety",
+        EXTENDED = 9 => "extended",
+        BUFFER_READY = 10 => "buffer-ready",
+        UNSIGNED_RANGE = 11 => "unsigned-range",
+        ACCESS_EVENT = 13 => "access-event",
+        DOUBLE_OUT_OF_RANGE = 14 => "double-out-of-range",
+        SIGNED_OUT_OF_RANGE = 15 => "signed-out-of-range",
+        UNSIGNED_OUT_OF_RANGE = 16 => "unsigned-out-of-range",
+        CHANGE_OF_CHARACTERSTRING = 17 => "change-of-characterstring",
+        CHANGE_OF_STATUS_FLAGS = 18 => "change-of-status-flags",
+        CHANGE_OF_RELIABILITY = 19 => "change-of-reliability",
+        NONE = 20 => "none",
+        CHANGE_OF_DISCRETE_VALUE = 21 => "change-of-discrete-value",
+        CHANGE_OF_TIMER = 22 => "change-of-timer",
+    }
+}
+
+bacnet_enum! {
+    /// `BACnetNotifyType`: what a notification is.
+    pub struct NotifyType(u32) {
+        ALARM = 0 => "alarm",
+        EVENT = 1 => "event",
+        ACK_NOTIFICATION = 2 => "ack-notification",
+    }
+}
+
+bacnet_enum! {
+    /// The acknowledgmentFilter of GetEnrollmentSummary.
+    pub struct AcknowledgmentFilter(u32) {
+        ALL = 0 => "all",
+        ACKED = 1 => "acked",
+        NOT_ACKED = 2 => "not-acked",
+    }
+}
+
+bacnet_enum! {
+    /// The eventStateFilter of GetEnrollmentSummary.
+    pub struct EventStateFilter(u32) {
+        OFFNORMAL = 0 => "offnormal",
+        FAULT = 1 => "fault",
+        NORMAL = 2 => "normal",
+        ALL = 3 => "all",
+        ACTIVE = 4 => "active",
+    }
+}

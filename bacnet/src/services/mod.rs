@@ -60,6 +60,30 @@ pub mod atomic_write_file;
 pub use atomic_read_file::{AtomicReadFileAck, AtomicReadFileRequest, FileData, ReadAccess};
 pub use atomic_write_file::{AtomicWriteFileAck, AtomicWriteFileRequest};
 
+// Group D: alarms and events.
+pub mod acknowledge_alarm;
+pub mod event_common;
+pub mod event_notification;
+pub mod get_alarm_summary;
+pub mod get_enrollment_summary;
+pub mod get_event_information;
+
+pub use acknowledge_alarm::AcknowledgeAlarmRequest;
+pub use event_common::{NotificationParameters, PropertyStates, TimeStamp, Transition};
+pub use event_notification::EventNotification;
+pub use get_alarm_summary::{AlarmSummary, GetAlarmSummaryAck};
+pub use get_enrollment_summary::{EnrollmentSummary, GetEnrollmentSummaryAck, GetEnrollmentSummaryRequest};
+pub use get_event_information::{EventSummary, GetEventInformationAck, GetEventInformationRequest};
+
+// Group E: COV-multiple (135-2016).
+pub mod cov_notification_multiple;
+pub mod subscribe_cov_property_multiple;
+
+pub use cov_notification_multiple::{COVNotificationMultiple, CovObjectValues, CovValue};
+pub use subscribe_cov_property_multiple::{
+    CovReference, CovSubscriptionSpecification, SubscribeCOVPropertyMultipleRequest,
+};
+
 /// Encoding and decoding of one service body.
 pub trait ServiceCodec: Sized {
     /// Append the encoded body.

@@ -12,6 +12,7 @@ mod segmentation;
 mod services_a;
 mod services_b;
 mod services_c;
+mod services_d;
 mod strategies;
 mod tsm;
 mod vectors;
