@@ -23,6 +23,7 @@ pub mod bbmd6;
 pub mod bvlc_sc;
 pub mod bvll;
 pub mod bvll6;
+pub mod civil;
 pub mod codec;
 pub mod cov;
 pub mod enums;

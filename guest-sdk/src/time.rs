@@ -37,23 +37,12 @@ impl DateTime {
     /// The local BACnet Date (Local_Date): year, month, day and weekday
     /// (1 = Monday). A year outside 1900..=2154 is unspecified (255).
     pub fn local_date(&self) -> Date {
-        let days = self.local_ms().div_euclid(MS_PER_DAY);
-        let (year, month, day) = civil_from_days(days);
-        // 1970-01-01 was a Thursday (4).
-        let weekday = (days + 3).rem_euclid(7) as u8 + 1;
-        let year = u8::try_from(year - 1900).unwrap_or(255);
-        Date { year, month, day, weekday }
+        bacnet::civil::local_date_time(self.unix_ms as i64, self.utc_offset_minutes).0
     }
 
     /// The local BACnet Time (Local_Time), to the hundredth of a second.
     pub fn local_time(&self) -> Time {
-        let ms = self.local_ms().rem_euclid(MS_PER_DAY);
-        Time {
-            hour: (ms / 3_600_000) as u8,
-            minute: (ms / 60_000 % 60) as u8,
-            second: (ms / 1000 % 60) as u8,
-            hundredths: (ms % 1000 / 10) as u8,
-        }
+        bacnet::civil::local_date_time(self.unix_ms as i64, self.utc_offset_minutes).1
     }
 
     /// UTC_Offset: minutes to add to local time for UTC (the negation of
@@ -61,21 +50,6 @@ impl DateTime {
     pub fn bacnet_utc_offset(&self) -> i64 {
         -(self.utc_offset_minutes as i64)
     }
-}
-
-/// Proleptic Gregorian (year, month, day) of a day count from 1970-01-01
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

@@ -554,6 +554,7 @@ codecs! {
     COVNotificationMultiple => Unconfirmed(U::UNCONFIRMED_COV_NOTIFICATION_MULTIPLE);
     NotificationParameters => Part;
     TimeStamp => Part;
+    SubscribeCOVPropertyMultipleError => Error(C::SUBSCRIBE_COV_PROPERTY_MULTIPLE);
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A

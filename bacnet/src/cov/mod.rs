@@ -32,6 +32,14 @@
 //!   [`CovTable::poll_timeout`] has passed: subscriptions whose lifetime
 //!   ended are removed. Every other input expires them too, so a late timer
 //!   never lets an expired subscription notify.
+//! - For SubscribeCOVPropertyMultiple (135-2016), look up every reference
+//!   and call [`CovTable::subscribe_cov_property_multiple`] with the
+//!   targets in the request's order: it subscribes to all of them or to
+//!   none, and a refusal names the first reference that failed
+//!   ([`MultipleRefusal`]). Its notifications come out of
+//!   [`CovTable::poll_notification`] with [`Notification::multiple`] set,
+//!   one per object: the driver gathers those of one subscriber process
+//!   drained together into one COVNotificationMultiple.
 //! - When an object is deleted, call [`CovTable::remove_object`].
 //! - To answer Active_COV_Subscriptions, use
 //!   [`CovTable::encode_active_cov_subscriptions`].
@@ -85,18 +93,19 @@
 //! - The Table 13-1 rows with other criteria or other reported properties
 //!   (Loop, Pulse_Converter, Trend_Log, life-safety and access-control
 //!   objects…): see [`SUBSCRIBE_COV_OBJECT_TYPES`].
-//! - SubscribeCOVPropertyMultiple and the COV-multiple notifications.
 //! - What happens when confirmed notifications go unanswered (the host's
 //!   transaction state machine retries them; the subscription stays).
 //! - A bound on the notification queue: the driver drains it after every
 //!   call.
 
 mod change;
+mod multiple;
 mod notify;
 mod table;
 mod wire;
 
 pub use change::{SUBSCRIBE_COV_OBJECT_TYPES, reports_by_cov_increment, supports_subscribe_cov};
+pub use multiple::MultipleRefusal;
 pub use table::CovTable;
 pub use wire::{COVSubscription, Recipient, RecipientProcess};
 
@@ -164,6 +173,29 @@ pub enum Target {
     PropertyIsNotAnArray,
     /// The array index is beyond the array.
     InvalidArrayIndex,
+}
+
+impl Target {
+    /// `Ok` for a monitorable target, else the refusal it calls for.
+    pub fn verdict(self) -> Result<(), Refusal> {
+        match self {
+            Target::Monitorable => Ok(()),
+            Target::UnknownObject => Err(Refusal::UnknownObject),
+            Target::ObjectNotCovCapable => Err(Refusal::ObjectNotCovCapable),
+            Target::UnknownProperty => Err(Refusal::UnknownProperty),
+            Target::NotCovProperty => Err(Refusal::NotCovProperty),
+            Target::PropertyIsNotAnArray => Err(Refusal::PropertyIsNotAnArray),
+            Target::InvalidArrayIndex => Err(Refusal::InvalidArrayIndex),
+        }
+    }
+}
+
+/// Refuse a covIncrement that is negative or NaN.
+fn check_increment(increment: Option<f32>) -> Result<(), Refusal> {
+    match increment {
+        Some(i) if i.is_nan() || i < 0.0 => Err(Refusal::CovIncrementOutOfRange),
+        _ => Ok(()),
+    }
 }
 
 /// Why a subscription request was refused. [`Refusal::error`] is the answer.
@@ -301,8 +333,15 @@ pub struct Notification<A> {
     /// Seconds left in the subscription (0 = indefinite).
     pub time_remaining: u32,
     /// The values reported: the monitored value (Present_Value, or the
-    /// monitored property), then Status_Flags when known.
+    /// monitored property), then Status_Flags when known (never for
+    /// COV-multiple, which reports exactly the monitored properties).
     pub values: Vec<PropertyValue>,
+    /// Made by SubscribeCOVPropertyMultiple: send it as (part of) a
+    /// COVNotificationMultiple.
+    pub multiple: bool,
+    /// The subscriber asked for the time of each change (COV-multiple's
+    /// `timestamped`); the driver, which owns the clock, fills it in.
+    pub timestamped: bool,
 }
 
 impl<A> Notification<A> {

@@ -93,7 +93,7 @@ impl<A: Ord + Clone> CovTable<A> {
         for (key, sub) in m.subscriptions.iter_mut() {
             let monitored = key.monitored();
             let Some(value) = m.observed.get(&monitored) else { continue };
-            let flags = if monitored == STATUS_FLAGS { None } else { m.observed.get(&STATUS_FLAGS) };
+            let flags = if monitored == STATUS_FLAGS || key.multiple { None } else { m.observed.get(&STATUS_FLAGS) };
             let increment = sub.increment(key, object.object_type, m.increment);
             let due = sub.initial_due
                 || value_changed(sub.notified.value.as_ref(), value, increment)
@@ -125,6 +125,8 @@ impl<A: Ord + Clone> CovTable<A> {
                 monitored_object: object,
                 time_remaining: time_remaining(sub.expires, now),
                 values: reported,
+                multiple: key.multiple,
+                timestamped: sub.timestamped,
             });
             bump(&mut counters.notifications);
             queued += 1;

@@ -4,7 +4,10 @@
 
 use super::change::supports_subscribe_cov;
 use super::notify::{STATUS_FLAGS, Snapshot};
-use super::{ActiveSubscription, CovConfig, CovCounters, Notification, Recipient, Refusal, Subscribed, Target, bump};
+use super::{
+    ActiveSubscription, CovConfig, CovCounters, Notification, Recipient, Refusal, Subscribed, Target, bump,
+    check_increment,
+};
 use crate::codec::ObjectIdentifier;
 use crate::enums::PropertyIdentifier;
 use crate::services::{ObjectPropertyReference, ServiceCodec, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
@@ -25,6 +28,10 @@ pub(super) struct SubscriptionKey<A> {
     pub(super) process_identifier: u32,
     /// `None` for SubscribeCOV.
     pub(super) property: Option<PropertyKey>,
+    /// Made by SubscribeCOVPropertyMultiple: reported in
+    /// COVNotificationMultiple, apart from a SubscribeCOVProperty
+    /// subscription to the same property.
+    pub(super) multiple: bool,
 }
 
 impl<A> SubscriptionKey<A> {
@@ -45,6 +52,8 @@ pub(super) struct Subscription {
     pub(super) initial_due: bool,
     /// The values as last notified.
     pub(super) notified: Snapshot,
+    /// Each notified value carries its time of change (COV-multiple).
+    pub(super) timestamped: bool,
 }
 
 impl Subscription {
@@ -93,14 +102,16 @@ pub(super) fn time_remaining(expires: Option<Duration>, now: Duration) -> u32 {
     u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
-/// The parameters the two subscription services share.
-struct Request {
-    process_identifier: u32,
-    object: ObjectIdentifier,
-    confirmed: Option<bool>,
-    lifetime: Option<u32>,
-    property: Option<PropertyKey>,
-    cov_increment: Option<f32>,
+/// The parameters the subscription services share.
+pub(super) struct Request {
+    pub(super) process_identifier: u32,
+    pub(super) object: ObjectIdentifier,
+    pub(super) confirmed: Option<bool>,
+    pub(super) lifetime: Option<u32>,
+    pub(super) property: Option<PropertyKey>,
+    pub(super) cov_increment: Option<f32>,
+    pub(super) multiple: bool,
+    pub(super) timestamped: bool,
 }
 
 /// The COV subscriptions of one device, keyed by subscriber address `A`.
@@ -176,6 +187,8 @@ impl<A: Ord + Clone> CovTable<A> {
             lifetime: request.lifetime,
             property: None,
             cov_increment: None,
+            multiple: false,
+            timestamped: false,
         };
         self.subscribe(now, subscriber, request, target)
     }
@@ -198,11 +211,13 @@ impl<A: Ord + Clone> CovTable<A> {
             lifetime: request.lifetime,
             property: Some((p.property, p.array_index)),
             cov_increment: request.cov_increment,
+            multiple: false,
+            timestamped: false,
         };
         self.subscribe(now, subscriber, request, target)
     }
 
-    fn subscribe(
+    pub(super) fn subscribe(
         &mut self,
         now: Duration,
         subscriber: A,
@@ -211,14 +226,19 @@ impl<A: Ord + Clone> CovTable<A> {
     ) -> Result<Subscribed, Refusal> {
         self.expire(now);
         let result = self.try_subscribe(now, subscriber, request, target);
-        match result {
+        self.count(result);
+        result
+    }
+
+    /// Count what a subscription request did.
+    pub(super) fn count(&mut self, outcome: Result<Subscribed, Refusal>) {
+        match outcome {
             Ok(Subscribed::Created) => bump(&mut self.counters.created),
             Ok(Subscribed::Renewed) => bump(&mut self.counters.renewed),
             Ok(Subscribed::Cancelled) => bump(&mut self.counters.cancelled),
             Ok(Subscribed::NothingToCancel) => {}
             Err(r) => self.counters.refused.bump(r),
         }
-        result
     }
 
     fn try_subscribe(
@@ -228,20 +248,16 @@ impl<A: Ord + Clone> CovTable<A> {
         request: Request,
         target: Target,
     ) -> Result<Subscribed, Refusal> {
-        match target {
-            Target::Monitorable => {}
-            Target::UnknownObject => return Err(Refusal::UnknownObject),
-            Target::ObjectNotCovCapable => return Err(Refusal::ObjectNotCovCapable),
-            Target::UnknownProperty => return Err(Refusal::UnknownProperty),
-            Target::NotCovProperty => return Err(Refusal::NotCovProperty),
-            Target::PropertyIsNotAnArray => return Err(Refusal::PropertyIsNotAnArray),
-            Target::InvalidArrayIndex => return Err(Refusal::InvalidArrayIndex),
-        }
+        target.verdict()?;
         if request.property.is_none() && !supports_subscribe_cov(request.object.object_type) {
             return Err(Refusal::ObjectNotCovCapable);
         }
-        let key =
-            SubscriptionKey { subscriber, process_identifier: request.process_identifier, property: request.property };
+        let key = SubscriptionKey {
+            subscriber,
+            process_identifier: request.process_identifier,
+            property: request.property,
+            multiple: request.multiple,
+        };
         let Some(confirmed) = request.confirmed else {
             if request.lifetime.is_some() {
                 return Err(Refusal::InconsistentParameters);
@@ -252,58 +268,100 @@ impl<A: Ord + Clone> CovTable<A> {
                 Subscribed::NothingToCancel
             });
         };
-        if request.cov_increment.is_some_and(|i| i.is_nan() || i < 0.0) {
-            return Err(Refusal::CovIncrementOutOfRange);
-        }
-        let expires = match request.lifetime {
-            None | Some(0) if !self.config.allow_indefinite => return Err(Refusal::LifetimeOutOfRange),
-            None | Some(0) => None,
-            Some(s) if self.config.max_lifetime.is_some_and(|max| s > max) => {
-                return Err(Refusal::LifetimeOutOfRange);
-            }
-            Some(s) => Some(now.saturating_add(Duration::from_secs(u64::from(s)))),
-        };
-        if let Some(sub) = self.objects.get_mut(&request.object).and_then(|m| m.subscriptions.get_mut(&key)) {
-            sub.confirmed = confirmed;
-            sub.expires = expires;
-            sub.cov_increment = request.cov_increment;
-            sub.initial_due = true;
+        check_increment(request.cov_increment)?;
+        let expires = self.expiry(now, request.lifetime)?;
+        if self.renew(&request, &key, confirmed, expires) {
             return Ok(Subscribed::Renewed);
         }
-        let origin = (self.origin)(&key.subscriber);
+        self.room_for(&key.subscriber, 1)?;
+        self.insert(request, key, confirmed, expires);
+        Ok(Subscribed::Created)
+    }
+
+    /// When a subscription with `lifetime` (seconds) made at `now` ends
+    /// (`None`: never), or the refusal of that lifetime.
+    pub(super) fn expiry(&self, now: Duration, lifetime: Option<u32>) -> Result<Option<Duration>, Refusal> {
+        match lifetime {
+            None | Some(0) if !self.config.allow_indefinite => Err(Refusal::LifetimeOutOfRange),
+            None | Some(0) => Ok(None),
+            Some(s) if self.config.max_lifetime.is_some_and(|max| s > max) => Err(Refusal::LifetimeOutOfRange),
+            Some(s) => Ok(Some(now.saturating_add(Duration::from_secs(u64::from(s))))),
+        }
+    }
+
+    /// Give an existing subscription with `key` the request's parameters;
+    /// false when there is none.
+    pub(super) fn renew(
+        &mut self,
+        request: &Request,
+        key: &SubscriptionKey<A>,
+        confirmed: bool,
+        expires: Option<Duration>,
+    ) -> bool {
+        let Some(sub) = self.objects.get_mut(&request.object).and_then(|m| m.subscriptions.get_mut(key)) else {
+            return false;
+        };
+        sub.confirmed = confirmed;
+        sub.expires = expires;
+        sub.cov_increment = request.cov_increment;
+        sub.timestamped = request.timestamped;
+        sub.initial_due = true;
+        true
+    }
+
+    /// Whether `subscriber` may take `new` more places, by every limit.
+    pub(super) fn room_for(&self, subscriber: &A, new: usize) -> Result<(), Refusal> {
+        let origin = (self.origin)(subscriber);
         let (mut held, mut held_by_origin, mut total) = (0, 0, 0);
         for k in self.objects.values().flat_map(|m| m.subscriptions.keys()) {
             total += 1;
-            held += usize::from(k.subscriber == key.subscriber);
+            held += usize::from(k.subscriber == *subscriber);
             held_by_origin += usize::from((self.origin)(&k.subscriber) == origin);
         }
-        if held >= self.config.max_subscriptions_per_subscriber {
-            return Err(Refusal::SubscriberLimit);
+        // Place by place, as if they were asked for one at a time.
+        for _ in 0..new {
+            if held >= self.config.max_subscriptions_per_subscriber {
+                return Err(Refusal::SubscriberLimit);
+            }
+            if held_by_origin >= self.config.max_subscriptions_per_origin {
+                return Err(Refusal::OriginLimit);
+            }
+            if total >= self.config.max_subscriptions {
+                return Err(Refusal::TableFull);
+            }
+            // The reserve: the last places go to light origins only.
+            let unreserved = self.config.max_subscriptions.saturating_sub(self.config.reserved_subscriptions);
+            if total >= unreserved && held_by_origin >= self.config.max_subscriptions_per_subscriber {
+                return Err(Refusal::TableFull);
+            }
+            held += 1;
+            held_by_origin += 1;
+            total += 1;
         }
-        if held_by_origin >= self.config.max_subscriptions_per_origin {
-            return Err(Refusal::OriginLimit);
-        }
-        if total >= self.config.max_subscriptions {
-            return Err(Refusal::TableFull);
-        }
-        // The reserve: the last places go to light origins only.
-        let unreserved = self.config.max_subscriptions.saturating_sub(self.config.reserved_subscriptions);
-        if total >= unreserved && held_by_origin >= self.config.max_subscriptions_per_subscriber {
-            return Err(Refusal::TableFull);
-        }
+        Ok(())
+    }
+
+    /// Add a subscription (the caller checked there is room).
+    pub(super) fn insert(
+        &mut self,
+        request: Request,
+        key: SubscriptionKey<A>,
+        confirmed: bool,
+        expires: Option<Duration>,
+    ) {
         let sub = Subscription {
             confirmed,
             expires,
             cov_increment: request.cov_increment,
             initial_due: true,
             notified: Snapshot::default(),
+            timestamped: request.timestamped,
         };
         self.objects.entry(request.object).or_insert_with(Monitored::new).subscriptions.insert(key, sub);
-        Ok(Subscribed::Created)
     }
 
     /// Remove one subscription; true if it existed.
-    fn remove(&mut self, object: ObjectIdentifier, key: &SubscriptionKey<A>) -> bool {
+    pub(super) fn remove(&mut self, object: ObjectIdentifier, key: &SubscriptionKey<A>) -> bool {
         let Some(m) = self.objects.get_mut(&object) else { return false };
         let removed = m.subscriptions.remove(key).is_some();
         if m.subscriptions.is_empty() {

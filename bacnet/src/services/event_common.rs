@@ -295,11 +295,7 @@ impl ServiceCodec for NotificationParameters {
             Some(Err(e)) => return Err(e),
             Some(Ok(_)) => return Err(DecodeError::InvalidTag { at, what: "event-values (a constructed choice)" }),
         };
-        let typed = match choice {
-            0 | 1 | 2 | 4 | 5 | 19 => true,
-            _ => false,
-        };
-        if !typed {
+        if !matches!(choice, 0 | 1 | 2 | 4 | 5 | 19) {
             let body = read_constructed(r, choice, "event-values")?.to_vec();
             return Ok(NotificationParameters::Other { choice, body });
         }

@@ -81,7 +81,7 @@ pub mod subscribe_cov_property_multiple;
 
 pub use cov_notification_multiple::{COVNotificationMultiple, CovObjectValues, CovValue};
 pub use subscribe_cov_property_multiple::{
-    CovReference, CovSubscriptionSpecification, SubscribeCOVPropertyMultipleRequest,
+    CovReference, CovSubscriptionSpecification, SubscribeCOVPropertyMultipleError, SubscribeCOVPropertyMultipleRequest,
 };
 
 /// Encoding and decoding of one service body.

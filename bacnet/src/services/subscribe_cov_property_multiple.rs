@@ -4,6 +4,7 @@
 
 use super::ServiceCodec;
 use super::common::{PropertyReference, ctx_field, opening_field, opt_ctx_field};
+use super::error::BacnetError;
 use crate::codec::{
     ObjectIdentifier, Reader, expect_closing, next_is_closing, write_constructed, write_ctx, write_opt_ctx,
 };
@@ -132,5 +133,58 @@ impl ServiceCodec for SubscribeCOVPropertyMultipleRequest {
             max_notification_delay,
             specifications,
         })
+    }
+}
+
+/// The Error answer to a refused SubscribeCOVPropertyMultiple.
+///
+/// ```text
+/// SubscribeCOVPropertyMultiple-Error ::= SEQUENCE {
+///     error-type [0] Error,
+///     first-failed-subscription [1] SEQUENCE {
+///         monitoredObjectIdentifier [0] BACnetObjectIdentifier,
+///         monitoredPropertyReference [1] BACnetPropertyReference,
+///         errorType [2] Error
+///     }
+/// }
+/// ```
+///
+/// Nothing was subscribed: the service is all or nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubscribeCOVPropertyMultipleError {
+    /// Why the request failed.
+    pub error: BacnetError,
+    /// The reference that failed.
+    pub first_failed_object: ObjectIdentifier,
+    /// Its property.
+    pub first_failed_property: PropertyReference,
+    /// Why that reference failed.
+    pub first_failed_error: BacnetError,
+}
+
+impl ServiceCodec for SubscribeCOVPropertyMultipleError {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_constructed(out, 0, |o| self.error.encode(o));
+        write_constructed(out, 1, |o| {
+            write_ctx(o, 0, &self.first_failed_object);
+            write_constructed(o, 1, |o| self.first_failed_property.encode(o));
+            write_constructed(o, 2, |o| self.first_failed_error.encode(o));
+        });
+    }
+
+    fn decode_from(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        opening_field(r, 0, "error-type")?;
+        let error = BacnetError::decode_from(r)?;
+        expect_closing(r, 0, "end of error-type")?;
+        opening_field(r, 1, "first-failed-subscription")?;
+        let first_failed_object = ctx_field(r, 0, "monitored-object-identifier")?;
+        opening_field(r, 1, "monitored-property-reference")?;
+        let first_failed_property = PropertyReference::decode_from(r)?;
+        expect_closing(r, 1, "end of monitored-property-reference")?;
+        opening_field(r, 2, "error-type")?;
+        let first_failed_error = BacnetError::decode_from(r)?;
+        expect_closing(r, 2, "end of error-type")?;
+        expect_closing(r, 1, "end of first-failed-subscription")?;
+        Ok(SubscribeCOVPropertyMultipleError { error, first_failed_object, first_failed_property, first_failed_error })
     }
 }

@@ -5,6 +5,7 @@ mod apdu;
 mod bvll;
 mod codec;
 mod cov;
+mod cov_multiple;
 mod mstp;
 mod mstp_ring;
 mod npdu;

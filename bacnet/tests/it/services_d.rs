@@ -10,15 +10,15 @@
 use bacnet::codec::{BitString, CharacterString, Date, ObjectIdentifier, Time};
 use bacnet::cov::{Recipient, RecipientProcess};
 use bacnet::enums::{
-    AcknowledgmentFilter, EventState, EventStateFilter, EventType, NotifyType, ObjectType, PropertyIdentifier as P,
-    RejectReason, Reliability,
+    AcknowledgmentFilter, ErrorClass, ErrorCode, EventState, EventStateFilter, EventType, NotifyType, ObjectType,
+    PropertyIdentifier as P, RejectReason, Reliability,
 };
 use bacnet::services::{
-    AcknowledgeAlarmRequest, AlarmSummary, COVNotificationMultiple, CovObjectValues, CovReference,
+    AcknowledgeAlarmRequest, AlarmSummary, BacnetError, COVNotificationMultiple, CovObjectValues, CovReference,
     CovSubscriptionSpecification, CovValue, EnrollmentSummary, EventNotification, EventSummary, GetAlarmSummaryAck,
     GetEnrollmentSummaryAck, GetEnrollmentSummaryRequest, GetEventInformationAck, GetEventInformationRequest,
     NotificationParameters, PropertyReference, PropertyStates, PropertyValue, ServiceCodec,
-    SubscribeCOVPropertyMultipleRequest, TimeStamp,
+    SubscribeCOVPropertyMultipleError, SubscribeCOVPropertyMultipleRequest, TimeStamp,
 };
 use bacnet::{AnyValue, Value};
 use proptest::prelude::*;
@@ -439,6 +439,24 @@ fn subscribe_cov_property_multiple_and_its_notification() {
         },
     );
     prefixes_fail::<COVNotificationMultiple>(&notification);
+
+    let refused = hex("0E 91 01 91 1F 0F                 error-type object unknown-object
+         1E                                first-failed-subscription
+           0C 00 00 00 09                    analog-input,9
+           1E 09 55 1F                       present-value
+           2E 91 01 91 1F 2F                 object unknown-object
+         1F");
+    let unknown = BacnetError::new(ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT);
+    golden(
+        &refused,
+        &SubscribeCOVPropertyMultipleError {
+            error: unknown,
+            first_failed_object: oid(ObjectType::ANALOG_INPUT, 9),
+            first_failed_property: PropertyReference::new(P::PRESENT_VALUE),
+            first_failed_error: unknown,
+        },
+    );
+    prefixes_fail::<SubscribeCOVPropertyMultipleError>(&refused);
 }
 
 fn stable<T: ServiceCodec + Debug>(data: &[u8]) -> Result<(), TestCaseError> {
@@ -514,5 +532,6 @@ proptest! {
         stable::<GetEventInformationAck>(&data)?;
         stable::<SubscribeCOVPropertyMultipleRequest>(&data)?;
         stable::<COVNotificationMultiple>(&data)?;
+        stable::<SubscribeCOVPropertyMultipleError>(&data)?;
     }
 }

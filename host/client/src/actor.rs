@@ -6,7 +6,7 @@
 use bacnet::apdu::Apdu;
 use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::services::{COVNotification, IAm, ServiceCodec};
+use bacnet::services::{COVNotification, COVNotificationMultiple, IAm, ServiceCodec};
 use bacnet::tsm::{ClientTsm, Outcome, PeerLimits, StartError, TransactionId};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -312,7 +312,13 @@ impl Actor {
                         source: source.clone(),
                         confirmed: false,
                         notification,
+                        multiple: false,
                     });
+                }
+                if service == UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION_MULTIPLE
+                    && let Ok(multiple) = COVNotificationMultiple::decode(body)
+                {
+                    self.deliver_multiple(&source, false, multiple);
                 }
                 if service == UnconfirmedServiceChoice::I_AM
                     && let Ok(i_am) = IAm::decode(body)
@@ -338,7 +344,18 @@ impl Actor {
                 let notification = (c.segment.is_none()
                     && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION)
                     .then(|| COVNotification::decode(c.body));
-                if let Some(decoded) = notification {
+                let multiple = (c.segment.is_none()
+                    && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION_MULTIPLE)
+                    .then(|| COVNotificationMultiple::decode(c.body));
+                if let Some(decoded) = multiple {
+                    match decoded {
+                        Ok(multiple) => {
+                            Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);
+                            self.deliver_multiple(&source, true, multiple);
+                        }
+                        Err(e) => Apdu::Reject { invoke_id: c.invoke_id, reason: e.reject_reason() }.encode(&mut out),
+                    }
+                } else if let Some(decoded) = notification {
                     match decoded {
                         Ok(notification) => {
                             Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);
@@ -346,6 +363,7 @@ impl Actor {
                                 source: source.clone(),
                                 confirmed: true,
                                 notification,
+                                multiple: false,
                             });
                         }
                         Err(e) => Apdu::Reject { invoke_id: c.invoke_id, reason: e.reject_reason() }.encode(&mut out),
@@ -372,6 +390,18 @@ impl Actor {
                     tracing::debug!(from = %source, invoke_id = ?other.invoke_id(), "answer to no transaction of ours");
                 }
             }
+        }
+    }
+
+    /// Hand each object of a COVNotificationMultiple to the listeners.
+    fn deliver_multiple(&self, source: &DeviceAddress, confirmed: bool, multiple: COVNotificationMultiple) {
+        for notification in super::cov::split_multiple(multiple) {
+            let _ = self.cov.send(super::CovNotificationReceived {
+                source: source.clone(),
+                confirmed,
+                notification,
+                multiple: true,
+            });
         }
     }
 

@@ -24,8 +24,11 @@ use super::{Client, ClientError, DeviceAddress};
 use bacnet::ObjectIdentifier;
 use bacnet::enums::ConfirmedServiceChoice as Service;
 use bacnet::services::{
-    COVNotification, PropertyReference, ServiceCodec, SubscribeCOVPropertyRequest, SubscribeCOVRequest,
+    COVNotification, COVNotificationMultiple, ObjectPropertyReference, PropertyReference, PropertyValue, ServiceCodec,
+    SubscribeCOVPropertyMultipleError, SubscribeCOVPropertyMultipleRequest, SubscribeCOVPropertyRequest,
+    SubscribeCOVRequest,
 };
+use bacnet::tsm::Outcome;
 use tokio::sync::broadcast;
 
 /// A COV notification received from a device.
@@ -37,6 +40,10 @@ pub struct CovNotificationReceived {
     pub confirmed: bool,
     /// What it says.
     pub notification: COVNotification,
+    /// It is one object's part of a COVNotificationMultiple (each object of
+    /// one arrives as a notification of its own; the time stamps are
+    /// dropped).
+    pub multiple: bool,
 }
 
 /// What to subscribe to, and how.
@@ -100,6 +107,37 @@ impl Client {
         self.subscription_request(device, s, None).await
     }
 
+    /// SubscribeCOVPropertyMultiple (135-2016): subscribe to, renew or (with
+    /// neither `issue_confirmed_notifications` nor `lifetime`) cancel every
+    /// reference of `request` at once. A refusal names the first reference
+    /// that failed ([`ClientError::SubscriptionFailed`]). The notifications
+    /// arrive on [`Client::cov_notifications`], one per object, marked
+    /// `multiple`.
+    pub async fn subscribe_cov_property_multiple(
+        &self,
+        device: &DeviceAddress,
+        request: &SubscribeCOVPropertyMultipleRequest,
+    ) -> Result<(), ClientError> {
+        match self.confirmed(device, Service::SUBSCRIBE_COV_PROPERTY_MULTIPLE, request.to_vec()).await? {
+            Outcome::SimpleAck => Ok(()),
+            Outcome::Error(body) => match SubscribeCOVPropertyMultipleError::decode(&body) {
+                Ok(e) => Err(ClientError::SubscriptionFailed {
+                    class: e.first_failed_error.class,
+                    code: e.first_failed_error.code,
+                    first_failed: ObjectPropertyReference {
+                        object: e.first_failed_object,
+                        property: e.first_failed_property.property,
+                        array_index: e.first_failed_property.array_index,
+                    },
+                }),
+                // Some devices answer with a plain Error body.
+                Err(_) => Err(self.failure(Outcome::Error(body))),
+            },
+            Outcome::ComplexAck(_) => Err(ClientError::UnexpectedReply("a ComplexACK to SubscribeCOVPropertyMultiple")),
+            other => Err(self.failure(other)),
+        }
+    }
+
     async fn subscription_request(
         &self,
         device: &DeviceAddress,
@@ -136,4 +174,20 @@ impl Client {
         };
         self.confirmed_simple(device, service, body).await
     }
+}
+
+/// A COVNotificationMultiple as one COV notification per object.
+pub(crate) fn split_multiple(n: COVNotificationMultiple) -> impl Iterator<Item = COVNotification> {
+    let (process, device, remaining) = (n.subscriber_process_identifier, n.initiating_device, n.time_remaining);
+    n.notifications.into_iter().map(move |o| COVNotification {
+        subscriber_process_identifier: process,
+        initiating_device: device,
+        monitored_object: o.object,
+        time_remaining: remaining,
+        values: o
+            .values
+            .into_iter()
+            .map(|v| PropertyValue { property: v.property, array_index: v.array_index, value: v.value, priority: None })
+            .collect(),
+    })
 }

@@ -25,6 +25,17 @@ pub enum ClientError {
         /// The first write that failed; the ones before it were applied.
         first_failed: ObjectPropertyReference,
     },
+    /// A SubscribeCOVPropertyMultiple was refused at `first_failed`; none of
+    /// its references was subscribed.
+    #[error("BACnet error {class}: {code} (first failed subscription: {first_failed})")]
+    SubscriptionFailed {
+        /// Error class.
+        class: ErrorClass,
+        /// Error code.
+        code: ErrorCode,
+        /// The reference that failed.
+        first_failed: ObjectPropertyReference,
+    },
     /// The device rejected the request.
     #[error("request rejected: {0}")]
     Reject(RejectReason),
@@ -73,7 +84,9 @@ impl ClientError {
     /// The error class and code, when the device answered with an Error.
     pub fn bacnet_error(&self) -> Option<(ErrorClass, ErrorCode)> {
         match self {
-            ClientError::Bacnet { class, code } | ClientError::WriteFailed { class, code, .. } => Some((*class, *code)),
+            ClientError::Bacnet { class, code }
+            | ClientError::WriteFailed { class, code, .. }
+            | ClientError::SubscriptionFailed { class, code, .. } => Some((*class, *code)),
             _ => None,
         }
     }

@@ -83,6 +83,13 @@ pub struct DateTime {
     pub utc_offset_minutes: i16,
 }
 
+impl DateTime {
+    /// The local BACnet Date and Time of this instant.
+    pub fn local_date_time(&self) -> (bacnet::Date, bacnet::Time) {
+        bacnet::civil::local_date_time(i64::try_from(self.unix_ms).unwrap_or(i64::MAX), self.utc_offset_minutes)
+    }
+}
+
 /// Why a model could not answer at all (as opposed to answering with a
 /// BACnet Error for one property).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

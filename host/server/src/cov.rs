@@ -3,7 +3,11 @@
 //! here (`Cov::subscribe_cov`, `Cov::subscribe_cov_property`); the
 //! device's notifier task (`run_notifier`) turns the model's change feed
 //! into reads of the monitored objects and the table's notifications into
-//! Unconfirmed- and ConfirmedCOVNotifications.
+//! Unconfirmed- and ConfirmedCOVNotifications. SubscribeCOVPropertyMultiple
+//! (`Cov::subscribe_cov_property_multiple`) is all or nothing; what its
+//! subscriptions report in one drain goes out as one
+//! COVNotificationMultiple per subscriber process, stamped with the
+//! device's clock.
 //!
 //! Values reach the table only when the model says they changed (its
 //! `values-changed` feed) or at a subscription (the initial notification):
@@ -13,9 +17,13 @@
 //! object nobody monitors, or drop a notification without counting it.
 
 use super::dispatch::Server;
-use bacnet::cov::{CovConfig, CovTable, Notification, Recipient, Target};
-use bacnet::enums::{ErrorCode, PropertyIdentifier as P};
-use bacnet::services::{BacnetError, COVNotification, PropertyValue, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
+use bacnet::cov::{CovConfig, CovTable, MultipleRefusal, Notification, Recipient, Target};
+use bacnet::enums::{ConfirmedServiceChoice, ErrorCode, PropertyIdentifier as P, UnconfirmedServiceChoice};
+use bacnet::services::{
+    BacnetError, COVNotification, COVNotificationMultiple, CovObjectValues, CovValue, PropertyValue, ServiceCodec,
+    SubscribeCOVPropertyMultipleError, SubscribeCOVPropertyMultipleRequest, SubscribeCOVPropertyRequest,
+    SubscribeCOVRequest,
+};
 use bacnet::{AnyValue, ObjectIdentifier};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -197,6 +205,30 @@ impl Cov {
         Ok(())
     }
 
+    /// Execute SubscribeCOVPropertyMultiple for `peer`; `found` holds, per
+    /// reference in request order, its object and what reading it found.
+    pub(crate) fn subscribe_cov_property_multiple(
+        &self,
+        peer: &DeviceAddress,
+        r: &SubscribeCOVPropertyMultipleRequest,
+        found: Vec<(ObjectIdentifier, Found)>,
+    ) -> Result<(), SubscribeCOVPropertyMultipleError> {
+        let targets: Vec<Target> = found.iter().map(|(_, f)| f.target(true)).collect();
+        let subscribed = self
+            .with_table(|t, now| t.subscribe_cov_property_multiple(now, peer.clone(), r, &targets))
+            .map_err(|refused| multiple_error(r, refused))?;
+        if subscribed.initial_notification_due() {
+            let mut queued = 0;
+            for (object, f) in &found {
+                queued += self.with_table(|t, now| t.observe(now, *object, &f.values));
+            }
+            if queued > 0 {
+                self.initial.notify_one();
+            }
+        }
+        Ok(())
+    }
+
     /// The values read at a subscription: they produce its initial
     /// notification, which the notifier sends [`INITIAL_NOTIFICATION_DELAY`]
     /// later.
@@ -210,6 +242,27 @@ impl Cov {
     /// produced).
     pub(crate) fn observe(&self, object: ObjectIdentifier, values: &[PropertyValue]) {
         self.with_table(|t, now| t.observe(now, object, values));
+    }
+}
+
+/// The SubscribeCOVPropertyMultiple-Error for a refusal: the reference
+/// that failed, or (the request refused as a whole) its first reference
+/// with the same error.
+fn multiple_error(
+    r: &SubscribeCOVPropertyMultipleRequest,
+    refused: MultipleRefusal,
+) -> SubscribeCOVPropertyMultipleError {
+    let error = refused.refusal.error();
+    let first = r.specifications.iter().find_map(|s| s.references.first().map(|x| (s.object, x.property)));
+    let (object, property) = refused
+        .first_failed
+        .or(first)
+        .unwrap_or((ObjectIdentifier::from_u32(u32::MAX), bacnet::services::PropertyReference::new(P::ALL)));
+    SubscribeCOVPropertyMultipleError {
+        error,
+        first_failed_object: object,
+        first_failed_property: property,
+        first_failed_error: error,
     }
 }
 
@@ -268,10 +321,10 @@ pub(crate) fn subscription_reads(object: ObjectIdentifier, monitored: P, index: 
     t
 }
 
-/// Requests the notifier hands to the endpoint: a ConfirmedCOVNotification
-/// body for a subscriber, sent through the endpoint's client state machine
-/// (retries, timeouts) so the answer is counted.
-pub(crate) type ConfirmedOut = (DeviceAddress, Vec<u8>);
+/// Requests the notifier hands to the endpoint: a confirmed notification's
+/// service and body for a subscriber, sent through the endpoint's client
+/// state machine (retries, timeouts) so the answer is counted.
+pub(crate) type ConfirmedOut = (DeviceAddress, ConfirmedServiceChoice, Vec<u8>);
 
 /// The gateway's own subscribers, by id.
 #[derive(Debug, Default)]
@@ -282,10 +335,15 @@ struct LocalSubscribers {
 
 /// Where the notifier sends what it produces.
 pub(crate) trait NotificationSink: Send + Sync {
-    /// Send an UnconfirmedCOVNotification body to a subscriber.
-    fn unconfirmed(&self, to: &DeviceAddress, body: Vec<u8>) -> impl Future<Output = std::io::Result<()>> + Send;
-    /// Queue a ConfirmedCOVNotification body; false when the queue is full.
-    fn confirmed(&self, to: DeviceAddress, body: Vec<u8>) -> bool;
+    /// Send an unconfirmed notification to a subscriber.
+    fn unconfirmed(
+        &self,
+        to: &DeviceAddress,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+    ) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Queue a confirmed notification; false when the queue is full.
+    fn confirmed(&self, to: DeviceAddress, service: ConfirmedServiceChoice, body: Vec<u8>) -> bool;
 }
 
 /// Run a device's COV notifier until `server`'s model has no change feed
@@ -318,14 +376,78 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
         }
         let initiating = server.device_id();
+        let mut multiple = Vec::new();
         while let Some(n) = cov.with_table(|t, _| t.poll_notification()) {
             if !server.communication().initiates() {
                 cov.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            send(&sink, cov, n, initiating).await;
+            if n.multiple {
+                multiple.push(n);
+            } else {
+                send(&sink, cov, n, initiating).await;
+            }
+        }
+        if !multiple.is_empty() {
+            let now = server.model().clock().unwrap_or_default().now().local_date_time();
+            for (to, confirmed, body) in gather_multiple(multiple, initiating, now) {
+                send_body(&sink, cov, to, confirmed, Service::CovMultiple, body).await;
+            }
         }
     }
+}
+
+/// The COV-multiple notifications drained together, one
+/// COVNotificationMultiple per subscriber process and kind (confirmed or
+/// not), stamped with `now` (the device's local date and time): each
+/// object's values once, with their time of change where the subscriber
+/// asked for it.
+fn gather_multiple(
+    drained: Vec<Notification<DeviceAddress>>,
+    initiating: ObjectIdentifier,
+    now: (bacnet::Date, bacnet::Time),
+) -> Vec<(DeviceAddress, bool, COVNotificationMultiple)> {
+    let mut out: Vec<(DeviceAddress, bool, COVNotificationMultiple)> = Vec::new();
+    for n in drained {
+        let values = n
+            .values
+            .into_iter()
+            .map(|v| CovValue {
+                property: v.property,
+                array_index: v.array_index,
+                value: v.value,
+                time_of_change: n.timestamped.then_some(now.1),
+            })
+            .collect::<Vec<_>>();
+        let same = |(to, confirmed, body): &&mut (DeviceAddress, bool, COVNotificationMultiple)| {
+            *to == n.subscriber
+                && *confirmed == n.confirmed
+                && body.subscriber_process_identifier == n.subscriber_process_identifier
+        };
+        let body = match out.iter_mut().find(same) {
+            Some((_, _, body)) => body,
+            None => {
+                out.push((
+                    n.subscriber.clone(),
+                    n.confirmed,
+                    COVNotificationMultiple {
+                        subscriber_process_identifier: n.subscriber_process_identifier,
+                        initiating_device: initiating,
+                        time_remaining: n.time_remaining,
+                        timestamp: Some(now),
+                        notifications: Vec::new(),
+                    },
+                ));
+                &mut out.last_mut().expect("just pushed").2
+            }
+        };
+        body.time_remaining = body.time_remaining.min(n.time_remaining);
+        match body.notifications.iter_mut().find(|o| o.object == n.monitored_object) {
+            Some(o) => o.values.extend(values),
+            None => body.notifications.push(CovObjectValues { object: n.monitored_object, values }),
+        }
+    }
+    out
 }
 
 async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAddress>, initiating: ObjectIdentifier) {
@@ -340,20 +462,62 @@ async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAd
     }
     let to = n.subscriber.clone();
     let confirmed = n.confirmed;
-    let body = bacnet::services::ServiceCodec::to_vec(&n.into_request(initiating));
+    send_body(sink, cov, to, confirmed, Service::Cov, n.into_request(initiating)).await;
+}
+
+/// Send one notification body, confirmed or not, and count what happened.
+async fn send_body<S: NotificationSink>(
+    sink: &S,
+    cov: &Cov,
+    to: DeviceAddress,
+    confirmed: bool,
+    service: Service,
+    body: impl ServiceCodec,
+) {
+    if let LinkAddress::Local(_) = to.link {
+        // The gateway's own subscribers hold SubscribeCOV subscriptions only.
+        cov.stats.send_failed.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let body = body.to_vec();
     if confirmed {
-        if !sink.confirmed(to, body) {
+        if !sink.confirmed(to, service.confirmed(), body) {
             cov.stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!("ConfirmedCOVNotification queue full: notification counted as failed");
+            tracing::warn!(service = %service.confirmed(), "confirmed notification queue full: counted as failed");
         }
     } else {
-        match sink.unconfirmed(&to, body).await {
+        match sink.unconfirmed(&to, service.unconfirmed(), body).await {
             Ok(()) => cov.stats.unconfirmed_sent.fetch_add(1, Ordering::Relaxed),
             Err(e) => {
-                tracing::warn!(to = %to, error = %e, "UnconfirmedCOVNotification not sent");
+                tracing::warn!(to = %to, error = %e, service = %service.unconfirmed(), "notification not sent");
                 cov.stats.send_failed.fetch_add(1, Ordering::Relaxed)
             }
         };
+    }
+}
+
+/// Which notification service a body travels in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    /// Confirmed/UnconfirmedCOVNotification.
+    Cov,
+    /// Confirmed/UnconfirmedCOVNotificationMultiple.
+    CovMultiple,
+}
+
+impl Service {
+    fn confirmed(self) -> ConfirmedServiceChoice {
+        match self {
+            Service::Cov => ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION,
+            Service::CovMultiple => ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION_MULTIPLE,
+        }
+    }
+
+    fn unconfirmed(self) -> UnconfirmedServiceChoice {
+        match self {
+            Service::Cov => UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION,
+            Service::CovMultiple => UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION_MULTIPLE,
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 17] = [
+pub const SERVICES_SUPPORTED: [usize; 18] = [
     5,  // subscribeCOV
     6,  // atomicReadFile
     7,  // atomicWriteFile
@@ -39,6 +39,7 @@ pub const SERVICES_SUPPORTED: [usize; 17] = [
     35, // readRange
     36, // utcTimeSynchronization
     38, // subscribeCOVProperty
+    41, // subscribeCOVPropertyMultiple
 ];
 
 /// Host settings for the served device.

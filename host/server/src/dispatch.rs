@@ -125,6 +125,7 @@ pub struct Server<M> {
 pub(super) enum Failure {
     Error(BacnetError),
     WpmError(WritePropertyMultipleError),
+    CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError),
     Abort(AbortReason),
 }
 
@@ -347,6 +348,12 @@ impl<M: ObjectModel> Server<M> {
                 Ok(r) => Ok(self.subscribe_cov_property(peer, r).await.map(|_| None)),
                 Err(e) => Err(e),
             },
+            S::SUBSCRIBE_COV_PROPERTY_MULTIPLE => {
+                match bacnet::services::SubscribeCOVPropertyMultipleRequest::decode(body) {
+                    Ok(r) => Ok(self.subscribe_cov_property_multiple(peer, r).await.map(|_| None)),
+                    Err(e) => Err(e),
+                }
+            }
             S::READ_PROPERTY => match ReadPropertyRequest::decode(body) {
                 Ok(r) => Ok(self.read_property(r, answer).await.map(Some)),
                 Err(e) => Err(e),
@@ -399,6 +406,7 @@ impl<M: ObjectModel> Server<M> {
             }
             Ok(Err(Failure::Error(e))) => Response::Error(e.to_vec()),
             Ok(Err(Failure::WpmError(e))) => Response::Error(e.to_vec()),
+            Ok(Err(Failure::CovMultipleError(e))) => Response::Error(e.to_vec()),
         }
     }
 
@@ -497,6 +505,11 @@ impl<M: ObjectModel> Server<M> {
     ) -> Result<Found, Failure> {
         let targets = cov::subscription_reads(object, property, index);
         let lists = self.read_targets(&targets).await?;
+        Ok(self.found(object, lists))
+    }
+
+    /// What the reads of [`cov::subscription_reads`] for `object` found.
+    fn found(&self, object: ObjectIdentifier, lists: Vec<Vec<PropertyRead>>) -> Found {
         let mut found = Found { is_device: self.ids.is_device(object), ..Found::default() };
         for (i, list) in lists.into_iter().enumerate() {
             for r in list {
@@ -517,7 +530,46 @@ impl<M: ObjectModel> Server<M> {
                 }
             }
         }
-        Ok(found)
+        found
+    }
+
+    /// SubscribeCOVPropertyMultiple: every reference looked up in one model
+    /// call, then subscribed all together or refused.
+    async fn subscribe_cov_property_multiple(
+        &self,
+        peer: &DeviceAddress,
+        r: bacnet::services::SubscribeCOVPropertyMultipleRequest,
+    ) -> Result<(), Failure> {
+        // More references than one subscriber may hold are refused before
+        // anything is read: a long request costs no model time.
+        let most = self.cov.with_table(|t, _| t.config().max_subscriptions_per_subscriber);
+        if let Some((object, reference)) =
+            r.specifications.iter().flat_map(|s| s.references.iter().map(move |x| (s.object, x))).nth(most)
+        {
+            let error = bacnet::cov::Refusal::SubscriberLimit.error();
+            return Err(Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
+                error,
+                first_failed_object: object,
+                first_failed_property: reference.property,
+                first_failed_error: error,
+            }));
+        }
+        let mut targets = Vec::new();
+        let mut spans = Vec::new();
+        for spec in &r.specifications {
+            for reference in &spec.references {
+                let p = reference.property;
+                let reads = cov::subscription_reads(spec.object, p.property, p.array_index);
+                spans.push((spec.object, reads.len()));
+                targets.extend(reads);
+            }
+        }
+        let mut lists = self.read_targets(&targets).await?.into_iter();
+        let found: Vec<(ObjectIdentifier, Found)> = spans
+            .into_iter()
+            .map(|(object, n)| (object, self.found(object, lists.by_ref().take(n).collect())))
+            .collect();
+        self.cov.subscribe_cov_property_multiple(peer, &r, found).map_err(Failure::CovMultipleError)
     }
 
     async fn subscribe_cov(&self, peer: &DeviceAddress, r: SubscribeCOVRequest) -> Result<(), Failure> {

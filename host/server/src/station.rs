@@ -132,15 +132,19 @@ struct LinkSink<L> {
 }
 
 impl<L: Link> NotificationSink for LinkSink<L> {
-    async fn unconfirmed(&self, to: &DeviceAddress, body: Vec<u8>) -> std::io::Result<()> {
+    async fn unconfirmed(
+        &self,
+        to: &DeviceAddress,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+    ) -> std::io::Result<()> {
         let mut apdu = Vec::with_capacity(body.len() + 2);
-        Apdu::UnconfirmedRequest { service: UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION, body: &body }
-            .encode(&mut apdu);
+        Apdu::UnconfirmedRequest { service, body: &body }.encode(&mut apdu);
         send(&self.link, to, &apdu, NetworkPriority::NORMAL, Delivery::Unicast).await
     }
 
-    fn confirmed(&self, to: DeviceAddress, body: Vec<u8>) -> bool {
-        let queued = self.confirmed.try_send((to, body)).is_ok();
+    fn confirmed(&self, to: DeviceAddress, service: ConfirmedServiceChoice, body: Vec<u8>) -> bool {
+        let queued = self.confirmed.try_send((to, service, body)).is_ok();
         if let Some(wake) = &self.wake {
             wake.notify_one();
         }
@@ -269,7 +273,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     // notifications are served here too, never starved.
                     self.catch_up(deadline);
                 }
-                Some((to, body)) = self.confirmed.recv() => self.start_confirmed(to, body),
+                Some((to, service, body)) = self.confirmed.recv() => self.start_confirmed(to, service, body),
                 _ = sleep_until(deadline) => self.run_timers(),
             }
             self.flush().await;
@@ -283,8 +287,8 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             self.run_timers();
         }
-        while let Ok((to, body)) = self.confirmed.try_recv() {
-            self.start_confirmed(to, body);
+        while let Ok((to, service, body)) = self.confirmed.try_recv() {
+            self.start_confirmed(to, service, body);
         }
     }
 
@@ -295,11 +299,10 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
         self.client.handle_timeout(now);
     }
 
-    /// Hand a ConfirmedCOVNotification to our client state machine (its
+    /// Hand a confirmed notification to our client state machine (its
     /// retries and timeouts), or count it failed when it cannot take it.
-    fn start_confirmed(&mut self, to: DeviceAddress, body: Vec<u8>) {
+    fn start_confirmed(&mut self, to: DeviceAddress, service: ConfirmedServiceChoice, body: Vec<u8>) {
         let now = self.now();
-        let service = ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION;
         if self.client.start(now, to, service, body).is_err() {
             self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
         }

@@ -25,7 +25,7 @@ fn av(i: u32) -> ObjectIdentifier {
 }
 
 /// The demo building served in this process, with a handle on the server.
-async fn serve_demo(
+pub(crate) async fn serve_demo(
     limits: Limits,
 ) -> (DeviceAddress, Arc<Server<PluginModel>>, tokio::task::JoinHandle<anyhow::Result<()>>) {
     let engine = PluginEngine::new(&EngineConfig {
@@ -41,7 +41,7 @@ async fn serve_demo(
     (DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port)), server, task)
 }
 
-async fn client() -> Client {
+pub(crate) async fn client() -> Client {
     Client::bind(ClientConfig { bip: BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() }).await.unwrap()
 }
 

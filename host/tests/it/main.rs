@@ -10,6 +10,7 @@ mod child;
 mod cli;
 mod control;
 mod cov;
+mod cov_multiple;
 mod crowd;
 mod examples;
 mod files;

@@ -307,7 +307,10 @@ async fn what_is_not_a_list_and_what_has_no_numbers_or_times_is_refused_as_the_s
     let Some(Value::BitString(bits)) = services.as_primitive() else { panic!("{services:?}") };
     assert!(bits.get(35), "readRange in {bits:?}");
     assert!(bits.get(12) && bits.get(14), "readProperty, readPropertyMultiple");
-    assert!(bits.get(5) && bits.get(38), "subscribeCOV, subscribeCOVProperty");
+    assert!(
+        bits.get(5) && bits.get(38) && bits.get(41),
+        "subscribeCOV, subscribeCOVProperty, subscribeCOVPropertyMultiple"
+    );
     assert!(!bits.get(28), "unconfirmedCOVNotification is sent, not executed: {bits:?}");
 }
 
