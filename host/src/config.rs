@@ -383,6 +383,9 @@ pub struct DeviceSection {
     /// `[[device.file]]`: File objects over files in `data_dir`.
     #[serde(default, rename = "file", skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileSection>,
+    /// `[[device.notification_class]]`: Notification Class objects.
+    #[serde(default, rename = "notification_class", skip_serializing_if = "Vec::is_empty")]
+    pub notification_classes: Vec<crate::notification_config::NotificationClassSection>,
 }
 
 /// One `[[device.file]]`: a File object (Clause 12.13) the host serves from
@@ -745,6 +748,7 @@ impl Default for DeviceSection {
             bip6: None,
             sc: None,
             files: Vec::new(),
+            notification_classes: Vec::new(),
         }
     }
 }

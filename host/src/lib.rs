@@ -25,6 +25,7 @@ pub mod http;
 pub mod local_points;
 pub mod mqtt_bridge;
 pub mod network_port;
+pub mod notification_config;
 pub use trellis_model as model;
 pub mod offload;
 pub mod opcua_bridge;

@@ -380,3 +380,60 @@ impl Transition {
 pub fn transition_bits(bits: [bool; 3]) -> BitString {
     BitString::from_bits(&bits)
 }
+
+/// One entry of a Notification Class's Recipient_List: who is told of
+/// which transitions, on which days and hours, how.
+///
+/// ```text
+/// BACnetDestination ::= SEQUENCE {
+///     validDays BACnetDaysOfWeek,
+///     fromTime Time,
+///     toTime Time,
+///     recipient BACnetRecipient,
+///     processIdentifier Unsigned32,
+///     issueConfirmedNotifications BOOLEAN,
+///     transitions BACnetEventTransitionBits
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    /// Monday first, seven bits.
+    pub valid_days: BitString,
+    /// The first time of day it applies (inclusive).
+    pub from_time: Time,
+    /// The last time of day it applies (inclusive).
+    pub to_time: Time,
+    /// Who.
+    pub recipient: crate::cov::Recipient,
+    /// The recipient's process, echoed in each notification.
+    pub process_identifier: u32,
+    /// ConfirmedEventNotification (true) or Unconfirmed.
+    pub issue_confirmed_notifications: bool,
+    /// Which transitions (to-offnormal, to-fault, to-normal).
+    pub transitions: BitString,
+}
+
+impl ServiceCodec for Destination {
+    fn encode(&self, out: &mut Vec<u8>) {
+        crate::codec::write_app(out, &self.valid_days);
+        crate::codec::write_app(out, &self.from_time);
+        crate::codec::write_app(out, &self.to_time);
+        self.recipient.encode(out);
+        crate::codec::write_app(out, &self.process_identifier);
+        crate::codec::write_app(out, &self.issue_confirmed_notifications);
+        crate::codec::write_app(out, &self.transitions);
+    }
+
+    fn decode_from(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        use super::common::app_field;
+        Ok(Destination {
+            valid_days: app_field(r, "valid-days")?,
+            from_time: app_field(r, "from-time")?,
+            to_time: app_field(r, "to-time")?,
+            recipient: crate::cov::Recipient::decode_from(r)?,
+            process_identifier: app_field(r, "process-identifier")?,
+            issue_confirmed_notifications: app_field(r, "issue-confirmed-notifications")?,
+            transitions: app_field(r, "transitions")?,
+        })
+    }
+}

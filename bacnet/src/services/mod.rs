@@ -69,7 +69,7 @@ pub mod get_enrollment_summary;
 pub mod get_event_information;
 
 pub use acknowledge_alarm::AcknowledgeAlarmRequest;
-pub use event_common::{NotificationParameters, PropertyStates, TimeStamp, Transition};
+pub use event_common::{Destination, NotificationParameters, PropertyStates, TimeStamp, Transition};
 pub use event_notification::EventNotification;
 pub use get_alarm_summary::{AlarmSummary, GetAlarmSummaryAck};
 pub use get_enrollment_summary::{EnrollmentSummary, GetEnrollmentSummaryAck, GetEnrollmentSummaryRequest};

@@ -69,6 +69,9 @@ pub struct DeviceConfig {
     /// The directory the File objects' paths are relative to (the plugin's
     /// data directory); required when `files` is not empty.
     pub data_dir: Option<std::path::PathBuf>,
+    /// The Notification Class objects the host serves for this device
+    /// ([`super::notification_class`]).
+    pub notification_classes: Vec<super::notification_class::NotificationClassConfig>,
 }
 
 impl Default for DeviceConfig {
@@ -84,6 +87,7 @@ impl Default for DeviceConfig {
             network_ports: Vec::new(),
             files: Vec::new(),
             data_dir: None,
+            notification_classes: Vec::new(),
         }
     }
 }
@@ -189,6 +193,8 @@ pub struct HostDevice {
     pub model_objects: std::sync::atomic::AtomicUsize,
     /// The File objects, opened over the data directory.
     pub files: Option<super::file_object::FileObjects>,
+    /// The Notification Class objects.
+    pub notification_classes: super::notification_class::NotificationClasses,
 }
 
 impl HostDevice {
@@ -237,6 +243,9 @@ impl HostDevice {
                 if self.files.is_some() {
                     b.set(ObjectType::FILE.0 as usize, true);
                 }
+                if !self.config.notification_classes.is_empty() {
+                    b.set(ObjectType::NOTIFICATION_CLASS.0 as usize, true);
+                }
                 for t in &self.object_types {
                     if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
@@ -271,19 +280,25 @@ impl HostDevice {
         self.files.as_ref().filter(|f| f.has(o))
     }
 
+    /// The Notification Class object `o`, if the host serves it.
+    pub fn notification_class(&self, o: ObjectIdentifier) -> Option<&super::notification_class::NotificationClasses> {
+        Some(&self.notification_classes).filter(|c| c.has(o))
+    }
+
     /// True when the host, not the model, serves object `o` (a Network
-    /// Port or a File object).
+    /// Port, a File or a Notification Class object).
     pub fn serves(&self, o: ObjectIdentifier) -> bool {
-        self.network_port(o).is_some() || self.file(o).is_some()
+        self.network_port(o).is_some() || self.file(o).is_some() || self.notification_class(o).is_some()
     }
 
     /// The objects the host serves, in Object_List order after the model's.
     fn host_objects(&self) -> Vec<ObjectIdentifier> {
         let ports = self.config.network_ports.iter().map(|p| p.id());
-        ports.chain(self.files.iter().flat_map(|f| f.ids())).collect()
+        let files = self.files.iter().flat_map(|f| f.ids());
+        ports.chain(files).chain(self.notification_classes.ids()).collect()
     }
 
-    /// Add the host's objects (Network Ports, then Files) to the model's
+    /// Add the host's objects (Network Ports, Files, Notification Classes) to the model's
     /// Object_List (the whole array, or element `index`: 0 is the length,
     /// the host's objects follow the model's). `from_model` is the model's
     /// answer.

@@ -658,6 +658,18 @@ impl<M: ObjectModel> Server<M> {
     /// What the host answers for `t`: a Device property it owns, or a
     /// Network Port's or File object's (ALL, REQUIRED and OPTIONAL expanded).
     fn host_reads(&self, t: PropertyTarget) -> Vec<PropertyRead> {
+        if let Some(classes) = self.host.notification_class(t.object) {
+            let read = |property: P, array_index| PropertyRead {
+                target: PropertyTarget { object: t.object, property, array_index },
+                outcome: classes.read(t.object, property, array_index),
+            };
+            return match t.property {
+                P::ALL | P::REQUIRED | P::OPTIONAL => {
+                    classes.expand(t.object, t.property).into_iter().map(|p| read(p, None)).collect()
+                }
+                p => vec![read(p, t.array_index)],
+            };
+        }
         if let Some(files) = self.host.file(t.object) {
             let clock = self.file_clock();
             let read = |property: P, array_index| PropertyRead {
@@ -830,6 +842,9 @@ impl<M: ObjectModel> Server<M> {
             property: r.property,
             array_index: r.array_index,
         });
+        if let Some(classes) = self.host.notification_class(r.object) {
+            return classes.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error);
+        }
         if let Some(files) = self.host.file(r.object) {
             if r.array_index.is_some() {
                 return Err(Failure::Error(BacnetError {

@@ -25,11 +25,13 @@ pub mod dispatch;
 mod endpoint;
 pub mod file_object;
 mod files;
+mod host_object;
 pub mod idmap;
 pub mod management;
 mod mstp;
 pub mod native;
 pub mod network_port;
+pub mod notification_class;
 mod outbox;
 mod read_range;
 pub mod request_metrics;
@@ -82,9 +84,11 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
         (None, false) => anyhow::bail!("File objects need the device's data_dir"),
         (Some(dir), false) => Some(file_object::FileObjects::open(dir, config.files.clone())?),
     };
+    let notification_classes = notification_class::NotificationClasses::new(config.notification_classes.clone());
     let host = HostDevice {
         id,
         files,
+        notification_classes,
         config,
         object_types,
         database_revision: Default::default(),

@@ -823,6 +823,12 @@ async fn start_device(
         "device {}: [[device.file]] needs the device's data_dir (the files live there)",
         index + 1
     );
+    let notification_classes = d
+        .notification_classes
+        .iter()
+        .map(|c| c.resolve())
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}", index + 1))?;
     let config = DeviceConfig {
         instance: d.instance,
         limits,
@@ -830,6 +836,7 @@ async fn start_device(
         accept_time_sync: d.accept_time_sync,
         files,
         data_dir: base_config.data_dir.clone(),
+        notification_classes,
         ..Default::default()
     };
     Ok((model, bip, config, base_config, provenance))

@@ -17,7 +17,7 @@ fn examples() -> PathBuf {
 }
 
 /// `examples/NAME` with its port replaced by a free one, in `scratch`.
-fn on_a_free_port(scratch: &Scratch, name: &str) -> (PathBuf, u16) {
+pub(crate) fn on_a_free_port(scratch: &Scratch, name: &str) -> (PathBuf, u16) {
     let text = std::fs::read_to_string(examples().join(name)).unwrap();
     let port = free_port();
     let moved = text.replace("port = 47808", &format!("port = {port}"));
@@ -36,6 +36,9 @@ fn every_example_configuration_parses_and_its_limits_resolve() {
             let config = Config::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             for d in &config.devices {
                 d.limits.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                for c in &d.notification_classes {
+                    c.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                }
             }
             seen += 1;
         }
@@ -51,7 +54,10 @@ async fn the_hardened_gateway_example_serves_and_bounds_cov_lifetimes() {
     let gateway = Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
         .unwrap_or_else(|log| panic!("exited:\n{log}"));
     let device = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
-    let client = Client::bind(ClientConfig::default()).await.unwrap();
+    let client =
+        Client::bind(ClientConfig { bip: trellis_bip::BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() })
+            .await
+            .unwrap();
     let zone = ObjectIdentifier::new(ObjectType::ANALOG_VALUE, 1).unwrap();
     // max_cov_lifetime = 86400: a day is accepted, a day and a second is not.
     client.subscribe_cov(&device, &CovSubscription::new(1, zone).lifetime(86_400)).await.unwrap();

@@ -74,7 +74,10 @@ async fn a_front_end_finds_the_files_replaces_one_of_a_megabyte_and_reads_it_bac
     let scratch = Scratch::new("files", "megabyte");
     let (_gateway, port, data) = start(&scratch);
     let dev = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
-    let c = Client::bind(ClientConfig::default()).await.unwrap();
+    let c =
+        Client::bind(ClientConfig { bip: trellis_bip::BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() })
+            .await
+            .unwrap();
     let device = ObjectIdentifier::new(ObjectType::DEVICE, INSTANCE).unwrap();
 
     // The files follow the model's objects in the Object_List.
@@ -164,7 +167,10 @@ async fn a_record_file_is_read_and_written_by_record() {
     let scratch = Scratch::new("files", "records");
     let (_gateway, port, data) = start(&scratch);
     let dev = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
-    let c = Client::bind(ClientConfig::default()).await.unwrap();
+    let c =
+        Client::bind(ClientConfig { bip: trellis_bip::BipConfig::new(Ipv4Addr::LOCALHOST, 0), ..Default::default() })
+            .await
+            .unwrap();
     let log = file(2);
     assert_eq!(unsigned(&c.read_property(&dev, log, P::RECORD_COUNT, None).await.unwrap()), 2);
 

@@ -23,6 +23,7 @@ mod management;
 mod mqtt;
 mod mstp;
 mod netns;
+mod notification_class;
 mod opcua;
 mod peers;
 mod plugin;

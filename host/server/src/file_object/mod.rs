@@ -196,16 +196,7 @@ impl FileObjects {
     /// §9.20.1.7), or OPTIONAL.
     pub fn expand(&self, o: ObjectIdentifier, which: P) -> Vec<P> {
         let Some((f, _)) = self.find(o) else { return Vec::new() };
-        let optional = [P::DESCRIPTION, P::RECORD_COUNT];
-        Self::properties(f)
-            .into_iter()
-            .filter(|p| *p != P::PROPERTY_LIST)
-            .filter(|p| match which {
-                P::OPTIONAL => optional.contains(p),
-                P::REQUIRED => !optional.contains(p),
-                _ => true,
-            })
-            .collect()
+        crate::host_object::expand(&Self::properties(f), &[P::DESCRIPTION, P::RECORD_COUNT], which)
     }
 
     /// Read property `p` of file `o`; `clock` is the device's (skew from
@@ -225,19 +216,7 @@ impl FileObjects {
             return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
         }
         if p == P::PROPERTY_LIST {
-            let list: Vec<Element> = properties
-                .into_iter()
-                .filter(|q| ![P::OBJECT_IDENTIFIER, P::OBJECT_NAME, P::OBJECT_TYPE, P::PROPERTY_LIST].contains(q))
-                .map(|q| Element::Application(Value::Enumerated(q.0)))
-                .collect();
-            return match index {
-                None => Ok(AnyValue(list)),
-                Some(0) => Ok(Value::Unsigned(list.len() as u64).into()),
-                Some(i) => list
-                    .get(i as usize - 1)
-                    .map(|e| AnyValue(vec![e.clone()]))
-                    .ok_or(error(ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX)),
-            };
+            return crate::host_object::property_list(&properties, index);
         }
         if index.is_some() {
             return Err(error(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY));

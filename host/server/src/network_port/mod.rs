@@ -206,21 +206,7 @@ impl NetworkPort {
             return Err(unknown);
         }
         if p == P::PROPERTY_LIST {
-            // Property_List leaves out itself and the three every object has.
-            let list: Vec<Element> = self
-                .properties()
-                .into_iter()
-                .filter(|q| ![P::OBJECT_IDENTIFIER, P::OBJECT_NAME, P::OBJECT_TYPE, P::PROPERTY_LIST].contains(q))
-                .map(|q| Element::Application(Value::Enumerated(q.0)))
-                .collect();
-            return match index {
-                None => Ok(AnyValue(list)),
-                Some(0) => Ok(Value::Unsigned(list.len() as u64).into()),
-                Some(i) => list
-                    .get(i as usize - 1)
-                    .map(|e| AnyValue(vec![e.clone()]))
-                    .ok_or(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::INVALID_ARRAY_INDEX }),
-            };
+            return crate::host_object::property_list(&self.properties(), index);
         }
         if index.is_some() {
             return Err(BacnetError { class: ErrorClass::PROPERTY, code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY });
