@@ -7,6 +7,7 @@
 //! name = "zone-alarms"
 //! priority = [100, 100, 200]              # to-offnormal, to-fault, to-normal (0 highest)
 //! ack_required = ["to-offnormal", "to-fault"]
+//! writable = true                         # a commissioning tool may rewrite the three above (default false)
 //!
 //! [[device.notification_class.recipient]]
 //! address = "127.0.0.1:47809"             # a B/IP station on this network; or device = 1234
@@ -49,6 +50,10 @@ pub struct NotificationClassSection {
     /// Recipient_List.
     #[serde(default, rename = "recipient")]
     pub recipients: Vec<RecipientSection>,
+    /// Let WriteProperty change Priority, Ack_Required and Recipient_List
+    /// (default false: whoever writes them can redirect or silence alarms).
+    #[serde(default)]
+    pub writable: bool,
 }
 
 fn default_priority() -> [u32; 3] {
@@ -151,6 +156,12 @@ impl NotificationClassSection {
         let what = || format!("[[device.notification_class]] instance {}", self.instance);
         ensure!(self.instance < (1 << 22), "{}: instance out of range (0..4194303)", what());
         ensure!(self.priority.iter().all(|p| *p <= 255), "{}: a priority is 0..255", what());
+        ensure!(
+            self.recipients.len() <= trellis_server::notification_class::MAX_RECIPIENTS,
+            "{}: at most {} recipients",
+            what(),
+            trellis_server::notification_class::MAX_RECIPIENTS
+        );
         let ack = bits(&self.ack_required, &TRANSITIONS, "ack_required").with_context(what)?;
         let recipients = self
             .recipients
@@ -165,6 +176,7 @@ impl NotificationClassSection {
             priority: self.priority,
             ack_required: [ack.get(0), ack.get(1), ack.get(2)],
             recipients,
+            writable: self.writable,
         })
     }
 }

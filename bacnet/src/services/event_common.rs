@@ -295,10 +295,25 @@ impl ServiceCodec for NotificationParameters {
             Some(Err(e)) => return Err(e),
             Some(Ok(_)) => return Err(DecodeError::InvalidTag { at, what: "event-values (a constructed choice)" }),
         };
-        if !matches!(choice, 0 | 1 | 2 | 4 | 5 | 19) {
-            let body = read_constructed(r, choice, "event-values")?.to_vec();
-            return Ok(NotificationParameters::Other { choice, body });
+        // The choice's octets, balanced; the kinds this crate types are
+        // decoded from them, and a kind it types but whose fields take an
+        // alternative it does not (change-of-value's changed-bits) is kept
+        // as octets like the kinds it does not type.
+        let start = r.clone();
+        let body = read_constructed(r, choice, "event-values")?;
+        if matches!(choice, 0 | 1 | 2 | 4 | 5 | 19) {
+            let mut typed = start;
+            if let Ok(params) = Self::decode_typed(&mut typed, choice) {
+                return Ok(params);
+            }
         }
+        Ok(NotificationParameters::Other { choice, body: body.to_vec() })
+    }
+}
+
+impl NotificationParameters {
+    /// One of the typed choices, from its opening tag to its closing tag.
+    fn decode_typed(r: &mut Reader<'_>, choice: u8) -> Result<Self, DecodeError> {
         opening_field(r, choice, "event-values")?;
         let params = match choice {
             0 => NotificationParameters::ChangeOfBitstring {

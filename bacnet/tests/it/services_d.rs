@@ -271,6 +271,14 @@ fn notification_parameters_this_crate_does_not_interpret_are_kept_as_octets() {
     let n = EventNotification::decode(&bytes).unwrap();
     assert_eq!(n.event_values, Some(NotificationParameters::Other { choice: 11, body: hex("09 07 1A 04 80 29 05") }));
     assert_eq!(n.to_vec(), bytes);
+
+    // change-of-value [2] with changed-bits [0] (the bit-string alternative
+    // this crate does not type): kept as octets, the notification readable.
+    bytes.truncate(at);
+    bytes.extend(hex("2E 0E 0A 04 C0 0F 1A 04 80 2F CF"));
+    let n = EventNotification::decode(&bytes).unwrap();
+    assert_eq!(n.event_values, Some(NotificationParameters::Other { choice: 2, body: hex("0E 0A 04 C0 0F 1A 04 80") }));
+    assert_eq!(n.to_vec(), bytes);
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! Unconfirmed- and ConfirmedCOVNotifications. SubscribeCOVPropertyMultiple
 //! (`Cov::subscribe_cov_property_multiple`) is all or nothing; what its
 //! subscriptions report in one drain goes out as one
-//! COVNotificationMultiple per subscriber process, stamped with the
-//! device's clock.
+//! COVNotificationMultiple per subscriber process (more where one would
+//! not fit an unsegmented APDU of the subscriber's datalink), stamped with
+//! the device's clock.
 //!
 //! Values reach the table only when the model says they changed (its
 //! `values-changed` feed) or at a subscription (the initial notification):
@@ -391,7 +392,9 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
         if !multiple.is_empty() {
             let now = server.model().clock().unwrap_or_default().now().local_date_time();
             for (to, confirmed, body) in gather_multiple(multiple, initiating, now) {
-                send_body(&sink, cov, to, confirmed, Service::CovMultiple, body).await;
+                for part in fit_to_apdu(body, max_body(&to)) {
+                    send_body(&sink, cov, to.clone(), confirmed, Service::CovMultiple, part).await;
+                }
             }
         }
     }
@@ -401,7 +404,8 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
 /// COVNotificationMultiple per subscriber process and kind (confirmed or
 /// not), stamped with `now` (the device's local date and time): each
 /// object's values once, with their time of change where the subscriber
-/// asked for it.
+/// asked for it. The time of change is the time of the drain, which
+/// follows the model's change report by at most one notifier turn.
 fn gather_multiple(
     drained: Vec<Notification<DeviceAddress>>,
     initiating: ObjectIdentifier,
@@ -441,7 +445,12 @@ fn gather_multiple(
                 &mut out.last_mut().expect("just pushed").2
             }
         };
-        body.time_remaining = body.time_remaining.min(n.time_remaining);
+        // The soonest end of the references reported (0 is indefinite:
+        // it never comes sooner than a finite one).
+        let soonest = |t: u32| if t == 0 { u32::MAX } else { t };
+        if soonest(n.time_remaining) < soonest(body.time_remaining) {
+            body.time_remaining = n.time_remaining;
+        }
         match body.notifications.iter_mut().find(|o| o.object == n.monitored_object) {
             Some(o) => o.values.extend(values),
             None => body.notifications.push(CovObjectValues { object: n.monitored_object, values }),
@@ -463,6 +472,47 @@ async fn send<S: NotificationSink>(sink: &S, cov: &Cov, n: Notification<DeviceAd
     let to = n.subscriber.clone();
     let confirmed = n.confirmed;
     send_body(sink, cov, to, confirmed, Service::Cov, n.into_request(initiating)).await;
+}
+
+/// The most octets a notification body may take for `to`: one unsegmented
+/// APDU of its datalink (MS/TP 480, the others 1476) less the confirmed
+/// request's header (4 octets, the longer of the two).
+fn max_body(to: &DeviceAddress) -> usize {
+    let apdu = match to.link {
+        LinkAddress::Mstp(_) => 480,
+        _ => 1476,
+    };
+    apdu - 4
+}
+
+/// `body` cut into notifications of at most `limit` octets each, object by
+/// object and, for an object whose values alone are too long, value by
+/// value (a single value longer than `limit` goes alone: the datalink
+/// refuses it and the failure is counted).
+fn fit_to_apdu(body: COVNotificationMultiple, limit: usize) -> Vec<COVNotificationMultiple> {
+    if body.to_vec().len() <= limit {
+        return vec![body];
+    }
+    let empty = COVNotificationMultiple { notifications: Vec::new(), ..body.clone() };
+    let mut parts = vec![empty.clone()];
+    for object in body.notifications {
+        for value in object.values {
+            let part = parts.last_mut().expect("one part at least");
+            let mut grown = part.clone();
+            match grown.notifications.last_mut() {
+                Some(o) if o.object == object.object => o.values.push(value.clone()),
+                _ => grown.notifications.push(CovObjectValues { object: object.object, values: vec![value.clone()] }),
+            }
+            if grown.to_vec().len() <= limit || part.notifications.is_empty() {
+                *part = grown;
+            } else {
+                let mut next = empty.clone();
+                next.notifications.push(CovObjectValues { object: object.object, values: vec![value] });
+                parts.push(next);
+            }
+        }
+    }
+    parts
 }
 
 /// Send one notification body, confirmed or not, and count what happened.
@@ -525,5 +575,71 @@ async fn next_changes(feed: Option<&trellis_model::ChangeFeed>) -> trellis_model
     match feed {
         Some(f) => f.next().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bacnet::{ObjectType, Value};
+    use std::net::{Ipv4Addr, SocketAddrV4};
+
+    fn subscriber() -> DeviceAddress {
+        DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 47809))
+    }
+
+    fn av(i: u32) -> ObjectIdentifier {
+        ObjectIdentifier::new(ObjectType::ANALOG_VALUE, i).unwrap()
+    }
+
+    fn changed(object: ObjectIdentifier, remaining: u32, text: &str) -> Notification<DeviceAddress> {
+        Notification {
+            subscriber: subscriber(),
+            subscriber_process_identifier: 3,
+            confirmed: false,
+            monitored_object: object,
+            time_remaining: remaining,
+            values: vec![PropertyValue {
+                property: P::DESCRIPTION,
+                array_index: None,
+                value: Value::CharacterString(bacnet::CharacterString::utf8(text)).into(),
+                priority: None,
+            }],
+            multiple: true,
+            timestamped: false,
+        }
+    }
+
+    fn now() -> (bacnet::Date, bacnet::Time) {
+        bacnet::civil::local_date_time(0, 0)
+    }
+
+    #[test]
+    fn one_notification_per_process_with_the_soonest_end_of_its_references() {
+        let device = ObjectIdentifier::new(ObjectType::DEVICE, 1).unwrap();
+        // An indefinite reference (0) and one with 300 s left: 300, not
+        // "indefinite", or the subscriber would never renew the other.
+        let gathered = gather_multiple(vec![changed(av(1), 0, "a"), changed(av(2), 300, "b")], device, now());
+        assert_eq!(gathered.len(), 1);
+        let body = &gathered[0].2;
+        assert_eq!(body.time_remaining, 300);
+        assert_eq!(body.notifications.len(), 2);
+    }
+
+    #[test]
+    fn a_notification_too_long_for_one_apdu_is_cut_by_object_and_by_value() {
+        let device = ObjectIdentifier::new(ObjectType::DEVICE, 1).unwrap();
+        let long = "x".repeat(200);
+        let drained: Vec<_> = (1..=12).map(|i| changed(av(i), 60, &long)).collect();
+        let (to, _, body) = gather_multiple(drained, device, now()).remove(0);
+        let limit = max_body(&to);
+        let parts = fit_to_apdu(body.clone(), limit);
+        assert!(parts.len() > 1);
+        for p in &parts {
+            assert!(p.to_vec().len() <= limit, "{} > {limit}", p.to_vec().len());
+        }
+        let objects: Vec<_> = parts.iter().flat_map(|p| p.notifications.iter().map(|o| o.object)).collect();
+        assert_eq!(objects, (1..=12).map(av).collect::<Vec<_>>(), "every object once, in order");
+        assert_eq!(fit_to_apdu(parts[0].clone(), limit), vec![parts[0].clone()], "what fits is left whole");
     }
 }

@@ -540,19 +540,28 @@ impl<M: ObjectModel> Server<M> {
         peer: &DeviceAddress,
         r: bacnet::services::SubscribeCOVPropertyMultipleRequest,
     ) -> Result<(), Failure> {
-        // More references than one subscriber may hold are refused before
-        // anything is read: a long request costs no model time.
-        let most = self.cov.with_table(|t, _| t.config().max_subscriptions_per_subscriber);
-        if let Some((object, reference)) =
-            r.specifications.iter().flat_map(|s| s.references.iter().map(move |x| (s.object, x))).nth(most)
-        {
-            let error = bacnet::cov::Refusal::SubscriberLimit.error();
-            return Err(Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
+        // More distinct references than one subscriber may hold are
+        // refused before anything is read: a long request costs no model
+        // time. A cancellation is never refused for the limits.
+        let refused = |refusal: bacnet::cov::Refusal, object, property| {
+            let error = refusal.error();
+            Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
                 error,
                 first_failed_object: object,
-                first_failed_property: reference.property,
+                first_failed_property: property,
                 first_failed_error: error,
-            }));
+            })
+        };
+        let most = self.cov.with_table(|t, _| t.config().max_subscriptions_per_subscriber);
+        let mut distinct = std::collections::BTreeSet::new();
+        for spec in &r.specifications {
+            for reference in &spec.references {
+                let p = reference.property;
+                distinct.insert((spec.object, p.property, p.array_index));
+                if !r.is_cancellation() && distinct.len() > most {
+                    return Err(refused(bacnet::cov::Refusal::SubscriberLimit, spec.object, p));
+                }
+            }
         }
         let mut targets = Vec::new();
         let mut spans = Vec::new();
@@ -564,7 +573,24 @@ impl<M: ObjectModel> Server<M> {
                 targets.extend(reads);
             }
         }
-        let mut lists = self.read_targets(&targets).await?.into_iter();
+        // A failed read is answered in this service's own Error body.
+        let mut lists = match self.read_targets(&targets).await {
+            Ok(lists) => lists.into_iter(),
+            Err(Failure::Error(error)) => {
+                let (object, property) = r
+                    .specifications
+                    .iter()
+                    .find_map(|s| s.references.first().map(|x| (s.object, x.property)))
+                    .unwrap_or((self.ids.model, bacnet::services::PropertyReference::new(P::ALL)));
+                return Err(Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
+                    error,
+                    first_failed_object: object,
+                    first_failed_property: property,
+                    first_failed_error: error,
+                }));
+            }
+            Err(other) => return Err(other),
+        };
         let found: Vec<(ObjectIdentifier, Found)> = spans
             .into_iter()
             .map(|(object, n)| (object, self.found(object, lists.by_ref().take(n).collect())))

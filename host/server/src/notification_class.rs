@@ -4,8 +4,11 @@
 //!
 //! The host owns them, not the object model: a recipient is a network
 //! address or a device the host reaches, the operator configures them
-//! (`[[device.notification_class]]`), and a commissioning tool rewrites
-//! Recipient_List, Priority and Ack_Required with WriteProperty. Objects of
+//! (`[[device.notification_class]]`), and, where the operator allows it
+//! (`writable`), a commissioning tool rewrites Recipient_List, Priority and
+//! Ack_Required with WriteProperty (at most [`MAX_RECIPIENTS`] recipients).
+//! WritePropertyMultiple does not reach them (write-access-denied, as for
+//! every host-served object). Objects of
 //! the model name their class by number (their Notification_Class
 //! property); the host looks the class up when it sends their
 //! notifications. They are appended to the model's Object_List like the
@@ -42,7 +45,13 @@ pub struct NotificationClassConfig {
     pub ack_required: [bool; 3],
     /// Recipient_List.
     pub recipients: Vec<Destination>,
+    /// Let WriteProperty change Priority, Ack_Required and Recipient_List
+    /// (whoever writes them can redirect or silence alarms).
+    pub writable: bool,
 }
+
+/// The most entries a written Recipient_List may hold.
+pub const MAX_RECIPIENTS: usize = 64;
 
 /// The Notification Class objects of one device.
 #[derive(Debug)]
@@ -163,6 +172,10 @@ impl NotificationClasses {
         if !Self::properties(&c).contains(&p) {
             return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
         }
+        let denied = error(ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED);
+        if !c.writable || ![P::PRIORITY, P::ACK_REQUIRED, P::RECIPIENT_LIST].contains(&p) {
+            return Err(denied);
+        }
         match (p, index) {
             (P::PRIORITY, None) => {
                 let [a, b, d] = value.0.as_slice() else { return Err(invalid()) };
@@ -172,16 +185,18 @@ impl NotificationClasses {
                 let [e] = value.0.as_slice() else { return Err(invalid()) };
                 c.priority[i as usize - 1] = priority(e)?;
             }
+            // Index 0, the length of a fixed array, is not written.
+            (P::PRIORITY, Some(0)) => return Err(denied),
             (P::PRIORITY, Some(_)) => return Err(error(ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX)),
             (_, Some(_)) => return Err(error(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY)),
             (P::ACK_REQUIRED, None) => match value.as_primitive() {
                 Some(Value::BitString(bits)) if bits.len() == 3 => {
                     c.ack_required = [bits.get(0), bits.get(1), bits.get(2)];
                 }
+                Some(Value::BitString(_)) => return Err(error(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE)),
                 _ => return Err(invalid()),
             },
-            (P::RECIPIENT_LIST, None) => c.recipients = decode_recipient_list(value)?,
-            _ => return Err(error(ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED)),
+            _ => c.recipients = decode_recipient_list(value)?,
         }
         tracing::info!(class = c.instance, property = %p, "Notification Class written");
         Ok(())
@@ -211,6 +226,9 @@ fn decode_recipient_list(value: &AnyValue) -> Result<Vec<Destination>, BacnetErr
     let mut r = Reader::new(&octets);
     let mut list = Vec::new();
     while !r.is_empty() {
+        if list.len() == MAX_RECIPIENTS {
+            return Err(error(ErrorClass::RESOURCES, ErrorCode::NO_SPACE_TO_WRITE_PROPERTY));
+        }
         let d = Destination::decode_from(&mut r).map_err(|_| invalid)?;
         if d.valid_days.len() != 7 || d.transitions.len() != 3 {
             return Err(error(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE));

@@ -829,6 +829,11 @@ async fn start_device(
         .map(|c| c.resolve())
         .collect::<anyhow::Result<Vec<_>>>()
         .with_context(|| format!("device {}", index + 1))?;
+    let mut classes: Vec<u32> = notification_classes.iter().map(|c| c.instance).collect();
+    classes.sort_unstable();
+    if let Some(w) = classes.windows(2).find(|w| w[0] == w[1]) {
+        anyhow::bail!("device {}: [[device.notification_class]] instance {} is listed twice", index + 1, w[0]);
+    }
     let config = DeviceConfig {
         instance: d.instance,
         limits,

@@ -114,7 +114,7 @@ asyncio.run(main())
     c.write_property(&dev, class(1), P::RECIPIENT_LIST, None, as_value(std::slice::from_ref(&replaced)), None)
         .await
         .unwrap();
-    assert_eq!(destinations(&read(P::RECIPIENT_LIST, None).await.unwrap()), vec![replaced]);
+    assert_eq!(destinations(&read(P::RECIPIENT_LIST, None).await.unwrap()), vec![replaced.clone()]);
     c.write_property(&dev, class(1), P::PRIORITY, Some(3), Value::Unsigned(180).into(), None).await.unwrap();
     assert_eq!(read(P::PRIORITY, Some(3)).await.unwrap().as_primitive(), Some(&Value::Unsigned(180)));
 
@@ -133,9 +133,28 @@ asyncio.run(main())
         Some((ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED))
     );
     assert_eq!(
+        error(c.write_property(&dev, class(1), P::PRIORITY, Some(0), Value::Unsigned(4).into(), None).await),
+        Some((ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED)),
+        "the length of a fixed array"
+    );
+    assert_eq!(
+        error(c.write_property(&dev, class(2), P::PRIORITY, Some(1), Value::Unsigned(1).into(), None).await),
+        Some((ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED)),
+        "class 2 is not writable"
+    );
+    let too_many = vec![replaced.clone(); notification_max() + 1];
+    assert_eq!(
+        error(c.write_property(&dev, class(1), P::RECIPIENT_LIST, None, as_value(&too_many), None).await),
+        Some((ErrorClass::RESOURCES, ErrorCode::NO_SPACE_TO_WRITE_PROPERTY))
+    );
+    assert_eq!(
         error(c.write_property(&dev, class(9), P::PRIORITY, None, Value::Unsigned(1).into(), None).await),
         Some((ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT)),
         "a class that is not configured belongs to the model, which has none"
     );
     drop(gateway);
+}
+
+fn notification_max() -> usize {
+    trellis::server::notification_class::MAX_RECIPIENTS
 }
