@@ -253,10 +253,18 @@ fn multiple_error(
     r: &SubscribeCOVPropertyMultipleRequest,
     refused: MultipleRefusal,
 ) -> SubscribeCOVPropertyMultipleError {
-    let error = refused.refusal.error();
+    multiple_error_at(r, refused.refusal.error(), refused.first_failed)
+}
+
+/// A SubscribeCOVPropertyMultiple-Error with `error` for the reference
+/// `at`, or, without one, for the request's first reference.
+pub(crate) fn multiple_error_at(
+    r: &SubscribeCOVPropertyMultipleRequest,
+    error: BacnetError,
+    at: Option<(ObjectIdentifier, bacnet::services::PropertyReference)>,
+) -> SubscribeCOVPropertyMultipleError {
     let first = r.specifications.iter().find_map(|s| s.references.first().map(|x| (s.object, x.property)));
-    let (object, property) = refused
-        .first_failed
+    let (object, property) = at
         .or(first)
         .unwrap_or((ObjectIdentifier::from_u32(u32::MAX), bacnet::services::PropertyReference::new(P::ALL)));
     SubscribeCOVPropertyMultipleError {

@@ -543,15 +543,6 @@ impl<M: ObjectModel> Server<M> {
         // More distinct references than one subscriber may hold are
         // refused before anything is read: a long request costs no model
         // time. A cancellation is never refused for the limits.
-        let refused = |refusal: bacnet::cov::Refusal, object, property| {
-            let error = refusal.error();
-            Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
-                error,
-                first_failed_object: object,
-                first_failed_property: property,
-                first_failed_error: error,
-            })
-        };
         let most = self.cov.with_table(|t, _| t.config().max_subscriptions_per_subscriber);
         let mut distinct = std::collections::BTreeSet::new();
         for spec in &r.specifications {
@@ -559,7 +550,8 @@ impl<M: ObjectModel> Server<M> {
                 let p = reference.property;
                 distinct.insert((spec.object, p.property, p.array_index));
                 if !r.is_cancellation() && distinct.len() > most {
-                    return Err(refused(bacnet::cov::Refusal::SubscriberLimit, spec.object, p));
+                    let error = bacnet::cov::Refusal::SubscriberLimit.error();
+                    return Err(Failure::CovMultipleError(cov::multiple_error_at(&r, error, Some((spec.object, p)))));
                 }
             }
         }
@@ -577,17 +569,7 @@ impl<M: ObjectModel> Server<M> {
         let mut lists = match self.read_targets(&targets).await {
             Ok(lists) => lists.into_iter(),
             Err(Failure::Error(error)) => {
-                let (object, property) = r
-                    .specifications
-                    .iter()
-                    .find_map(|s| s.references.first().map(|x| (s.object, x.property)))
-                    .unwrap_or((self.ids.model, bacnet::services::PropertyReference::new(P::ALL)));
-                return Err(Failure::CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError {
-                    error,
-                    first_failed_object: object,
-                    first_failed_property: property,
-                    first_failed_error: error,
-                }));
+                return Err(Failure::CovMultipleError(cov::multiple_error_at(&r, error, None)));
             }
             Err(other) => return Err(other),
         };
