@@ -44,6 +44,12 @@ pub(crate) fn objects_changed() {
     imp::objects_changed()
 }
 
+/// Hand event transitions to the host; per transition, whether it waits
+/// for an acknowledgment.
+pub(crate) fn event_transitions(reports: &[crate::EventReport]) -> Vec<bool> {
+    imp::event_transitions(reports)
+}
+
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use super::LogLevel;
@@ -74,6 +80,24 @@ mod imp {
     pub fn objects_changed() {
         host::objects_changed()
     }
+
+    pub fn event_transitions(reports: &[crate::EventReport]) -> Vec<bool> {
+        let transitions: Vec<host::EventTransition> = reports
+            .iter()
+            .map(|r| host::EventTransition {
+                object: wit::object_id_to_wit(&r.object),
+                event_type: r.event_type.0,
+                from_state: r.from.0,
+                to_state: r.to.0,
+                notify_type: r.notify_type.0,
+                notification_class: r.notification_class,
+                message_text: r.message_text.clone(),
+                time: wit::datetime_to_wit(r.time),
+                event_values: r.event_values.clone(),
+            })
+            .collect();
+        host::event_transitions(&transitions)
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -96,4 +120,9 @@ mod imp {
     pub fn values_changed(_: &[bacnet::ObjectIdentifier]) {}
 
     pub fn objects_changed() {}
+
+    /// Natively no class requires an acknowledgment.
+    pub fn event_transitions(reports: &[crate::EventReport]) -> Vec<bool> {
+        vec![false; reports.len()]
+    }
 }

@@ -23,6 +23,8 @@ pub struct Notifications {
     pub values_changed: Vec<ObjectIdentifier>,
     /// Objects were created, deleted or renamed.
     pub objects_changed: bool,
+    /// Event transitions to notify (intrinsic reporting), in order.
+    pub events: Vec<crate::EventReport>,
 }
 
 /// A model with its store.
@@ -120,8 +122,21 @@ impl<M: ObjectModel> Instance<M> {
         Ok(())
     }
 
-    /// What to tell the host after a call.
+    /// `acknowledge`: an AcknowledgeAlarm the host checked, for one
+    /// transition (0 to-offnormal, 1 to-fault, 2 to-normal).
+    pub fn acknowledge(&mut self, object: ObjectIdentifier, transition: u8) -> Result<(), BacnetError> {
+        self.store.acknowledge(object, transition)
+    }
+
+    /// What to tell the host after a call: event-state detection runs
+    /// first (a transition changes Status_Flags).
     pub fn take_notifications(&mut self) -> Notifications {
-        Notifications { values_changed: self.store.take_changes(), objects_changed: self.store.take_objects_changed() }
+        let now = self.store.now();
+        self.store.detect_events(now);
+        Notifications {
+            values_changed: self.store.take_changes(),
+            objects_changed: self.store.take_objects_changed(),
+            events: self.store.take_events(),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The Trellis guest SDK: what an object-model plugin is written against.
 //!
 //! A plugin is a WebAssembly component (`wasm32-wasip2`) exporting
-//! `trellis:bacnet/object-model@0.2.0`. The host owns the network, the Device
+//! `trellis:bacnet/object-model@0.3.0`. The host owns the network, the Device
 //! object's protocol properties and every timer; the plugin owns its objects.
 //! This crate lets the plugin be only what is special about its device:
 //!
@@ -41,7 +41,7 @@ pub use bacnet::services::BacnetError;
 pub use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
 pub use instance::{Instance, Notifications, ReadResult};
 pub use model::{Config, ObjectModel, PluginInfo, PropertyRef, Write};
-pub use store::{Device, ObjectSpec, PresentValue, Store, StoreError, TrendLogSpec};
+pub use store::{AlarmSpec, Device, EventReport, ObjectSpec, PresentValue, Store, StoreError, TrendLogSpec};
 pub use time::DateTime;
 
 /// The BACnet Errors the object store answers with, by the standard's names.
@@ -77,6 +77,10 @@ pub mod errors {
     /// services / other: the answer for the writes of a WritePropertyMultiple
     /// after the first failure, which are not attempted.
     pub const NOT_ATTEMPTED: BacnetError = e(ErrorClass::SERVICES, ErrorCode::OTHER);
+    /// object / no-alarm-configured: an acknowledgment for an object without intrinsic reporting.
+    pub const NO_ALARM_CONFIGURED: BacnetError = e(ErrorClass::OBJECT, ErrorCode::NO_ALARM_CONFIGURED);
+    /// services / invalid-event-state.
+    pub const INVALID_EVENT_STATE: BacnetError = e(ErrorClass::SERVICES, ErrorCode::INVALID_EVENT_STATE);
 }
 
 /// Export an [`ObjectModel`] as this component's `object-model`.
@@ -137,6 +141,12 @@ macro_rules! register_plugin {
                 ) -> ::std::vec::Vec<::core::result::Result<(), $crate::__private::wit::BacnetError>> {
                     RUNTIME.with(|slot| slot.write_properties(writes))
                 }
+                fn acknowledge(
+                    object: $crate::__private::wit::ObjectId,
+                    transition: u8,
+                ) -> ::core::result::Result<(), $crate::__private::wit::BacnetError> {
+                    RUNTIME.with(|slot| slot.acknowledge(object, transition))
+                }
                 fn tick(now: $crate::__private::wit::Datetime) {
                     RUNTIME.with(|slot| slot.tick(now))
                 }
@@ -163,7 +173,7 @@ struct ReadmeExample;
 /// What `register_plugin!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.2.0`.
+    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.3.0`.
     /// Only `runtime` and `value::wit` (and `register_plugin!`) use them.
     #[allow(unsafe_code, missing_docs, dead_code, clippy::all)]
     pub mod bindings {
@@ -185,7 +195,7 @@ pub mod __private {
     /// The interface's types, as `register_plugin!` names them.
     pub mod wit {
         pub use super::bindings::trellis::bacnet::types::{
-            BacnetError, Datetime, ObjectInfo, PluginInfo, PropertyRef, ReadResult, WriteRequest,
+            BacnetError, Datetime, ObjectId, ObjectInfo, PluginInfo, PropertyRef, ReadResult, WriteRequest,
         };
     }
 }

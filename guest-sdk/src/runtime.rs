@@ -58,6 +58,16 @@ impl<M: ObjectModel> Exports<M> {
         if n.objects_changed {
             host::objects_changed();
         }
+        if !n.events.is_empty() {
+            let required = host::event_transitions(&n.events);
+            self.0.store_mut().set_ack_required(&n.events, &required);
+        }
+    }
+
+    fn acknowledge(&mut self, object: t::ObjectId, transition: u8) -> Result<(), t::BacnetError> {
+        let result = self.0.acknowledge(object_id_from_wit(&object), transition);
+        self.report();
+        result.map_err(|e| error_to_wit(&e))
     }
 
     fn objects(&self) -> Vec<t::ObjectInfo> {
@@ -181,6 +191,11 @@ impl<M: ObjectModel> Slot<M> {
     /// `write-properties`.
     pub fn write_properties(&self, writes: Vec<t::WriteRequest>) -> Vec<Result<(), t::BacnetError>> {
         self.with(|e| e.write_properties(writes))
+    }
+
+    /// `acknowledge`.
+    pub fn acknowledge(&self, object: t::ObjectId, transition: u8) -> Result<(), t::BacnetError> {
+        self.with(|e| e.acknowledge(object, transition))
     }
 
     /// `tick`.

@@ -105,8 +105,45 @@ fn object_props(o: &Object) -> Vec<(P, AnyValue)> {
         )),
         None => props.push((P::PRESENT_VALUE, o.value.to_value().into())),
     }
+    if let Some(r) = &o.reporting {
+        let mut kept = vec![P::EVENT_STATE, P::ACKED_TRANSITIONS, P::EVENT_TIME_STAMPS, P::EVENT_MESSAGE_TEXTS];
+        if r.written {
+            kept.extend(WRITABLE_REPORTING);
+        }
+        for p in kept {
+            let value = match p {
+                P::EVENT_STATE => Ok(Value::Enumerated(o.event_state.0).into()),
+                _ => crate::store::props::read_reporting(r, p).map(|prop| match prop {
+                    crate::store::props::Prop::One(v) => v.into(),
+                    crate::store::props::Prop::Array(items) => crate::value::array(items),
+                    crate::store::props::Prop::Any(v) => v,
+                    crate::store::props::Prop::Elements(e) => AnyValue(e),
+                }),
+            };
+            if let Ok(v) = value {
+                props.push((p, v));
+            }
+        }
+    }
     props
 }
+
+/// The intrinsic reporting properties a client may write, kept across a
+/// swap once one was written (those the object does not have are not
+/// read, so not kept).
+const WRITABLE_REPORTING: [P; 11] = [
+    P::TIME_DELAY,
+    P::TIME_DELAY_NORMAL,
+    P::NOTIFICATION_CLASS,
+    P::HIGH_LIMIT,
+    P::LOW_LIMIT,
+    P::DEADBAND,
+    P::LIMIT_ENABLE,
+    P::ALARM_VALUE,
+    P::EVENT_ENABLE,
+    P::NOTIFY_TYPE,
+    P::EVENT_DETECTION_ENABLE,
+];
 
 fn trend_log_record(t: &TrendLog) -> Element {
     let next_due = match t.next_due_ms {
@@ -311,6 +348,55 @@ fn restore(store: &mut Store, id: ObjectIdentifier, p: P, v: &AnyValue) {
         (P::PRESENT_VALUE, Some(pv)) if o.command.is_none() => {
             if let Some(pv) = present_value(o, pv) {
                 o.value = pv;
+            }
+        }
+        (p, _) if WRITABLE_REPORTING.contains(&p) => {
+            if let Some(r) = o.reporting.as_mut() {
+                let write = crate::model::Write::new(id, p, v.clone());
+                let _ = r.write(&write);
+            }
+        }
+        (P::EVENT_STATE, Some(Value::Enumerated(n))) => {
+            let state = bacnet::EventState(*n);
+            let value = match o.present_value() {
+                PresentValue::Binary(b) => Some(u32::from(b)),
+                PresentValue::MultiState(n) => Some(n),
+                PresentValue::Analog(_) => None,
+            };
+            if let Some(r) = o.reporting.as_mut() {
+                r.detector = bacnet::event::Detector::resume(state, value);
+                o.event_state = state;
+            }
+        }
+        (P::ACKED_TRANSITIONS, Some(Value::BitString(b))) => {
+            if let Some(r) = o.reporting.as_mut() {
+                r.acked = [0, 1, 2].map(|i| i >= b.len() || b.get(i));
+            }
+        }
+        (P::EVENT_TIME_STAMPS, _) => {
+            if let Some(r) = o.reporting.as_mut() {
+                for (slot, e) in r.time_stamps.iter_mut().zip(&v.0) {
+                    *slot = match e {
+                        Element::Constructed { tag: 2, elements } => match elements.as_slice() {
+                            [Element::Application(Value::Date(d)), Element::Application(Value::Time(t))]
+                                if d.year != 255 =>
+                            {
+                                Some((*d, *t))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                }
+            }
+        }
+        (P::EVENT_MESSAGE_TEXTS, _) => {
+            if let Some(r) = o.reporting.as_mut() {
+                for (slot, e) in r.texts.iter_mut().zip(&v.0) {
+                    if let Element::Application(Value::CharacterString(s)) = e {
+                        *slot = crate::value::decode_text(s).unwrap_or_default();
+                    }
+                }
             }
         }
         (P::PRIORITY_ARRAY, _) => {

@@ -99,6 +99,14 @@ impl Detector {
         Detector { state: EventState::NORMAL, alarm_value: None, pending: None }
     }
 
+    /// An object found in `state` (state handed over across a restart),
+    /// nothing pending; for CHANGE_OF_STATE in OFFNORMAL, `alarm_value` is
+    /// the value that caused it (so that value does not alarm again).
+    pub fn resume(state: EventState, alarm_value: Option<u32>) -> Self {
+        let alarm_value = alarm_value.filter(|_| state == EventState::OFFNORMAL);
+        Detector { state, alarm_value, pending: None }
+    }
+
     /// Event_State now.
     pub fn state(&self) -> EventState {
         self.state

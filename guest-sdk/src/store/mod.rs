@@ -34,11 +34,13 @@
 //! (see [`TrendLogSpec`] for the rules); their
 //! Log_Buffer is a list the host reads in ranges with ReadRange.
 
+mod alarm;
 mod object;
-mod props;
+pub(crate) mod props;
 mod trend_log;
 mod write;
 
+pub use alarm::{AlarmSpec, EventReport};
 pub(crate) use object::{Class, Command, Kind, Object, Role, Written};
 pub use object::{Device, ObjectSpec, PresentValue, StoreError};
 pub use trend_log::{DEFAULT_BUFFER_SIZE, DEFAULT_LOG_INTERVAL, MAX_ANY_VALUE_OCTETS, MAX_BUFFER_SIZE, TrendLogSpec};
@@ -61,6 +63,10 @@ pub struct Store {
     /// Object_Name → object (Device object aside), for uniqueness checks and `find`.
     names: BTreeMap<String, ObjectIdentifier>,
     dirty: BTreeSet<ObjectIdentifier>,
+    /// Objects with intrinsic reporting whose Time_Delay runs.
+    waiting: BTreeSet<ObjectIdentifier>,
+    /// Transitions found and not yet handed to the host.
+    events: Vec<EventReport>,
     objects_changed: bool,
     clock: Option<fn() -> DateTime>,
     now: DateTime,
@@ -82,6 +88,8 @@ impl Store {
             trend_logs: BTreeMap::new(),
             names: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            waiting: BTreeSet::new(),
+            events: Vec::new(),
             objects_changed: false,
             clock: None,
             now: DateTime::default(),
@@ -189,7 +197,14 @@ impl Store {
             overridden: false,
             written: Written::default(),
             reported: (default, [false; 4]),
+            reporting: None,
         };
+        if let Some(alarm) = spec.alarm {
+            if !alarm.fits(kind, role == Role::Output) {
+                return Err(StoreError::AlarmDoesNotFit(id));
+            }
+            object.reporting = Some(Box::new(alarm::Reporting::new(alarm)));
+        }
         let value = spec.value.map(|v| object.coerce(v)).transpose()?;
         let relinquish = spec.relinquish_default.map(|v| object.coerce(v)).transpose()?;
         if spec.commandable {
@@ -199,6 +214,10 @@ impl Store {
             object.value = v;
         }
         object.reported = (object.present_value(), object.status_flags());
+        if object.reporting.is_some() {
+            // Evaluated at the end of the call that created it.
+            self.dirty.insert(id);
+        }
         self.names.insert(object.name.clone(), id);
         self.objects.insert(id, object);
         self.objects_changed = true;
@@ -242,6 +261,7 @@ impl Store {
             self.names.remove(&name);
         }
         self.dirty.remove(&id);
+        self.waiting.remove(&id);
         self.objects_changed |= removed;
         removed
     }
@@ -407,8 +427,13 @@ impl Store {
         self.with_object(id, |o| o.reliability = reliability)
     }
 
-    /// Set Event_State (IN_ALARM in Status_Flags follows it).
+    /// Set Event_State (IN_ALARM in Status_Flags follows it) of an object
+    /// without intrinsic reporting (one with it is refused: its state is
+    /// its algorithm's).
     pub fn set_event_state(&mut self, id: ObjectIdentifier, state: EventState) -> Result<(), StoreError> {
+        if self.objects.get(&id).is_some_and(|o| o.reporting.is_some()) {
+            return Err(StoreError::EventStateIsReported(id));
+        }
         self.with_object(id, |o| o.event_state = state)
     }
 
@@ -445,6 +470,61 @@ impl Store {
 
     pub(crate) fn mark_dirty(&mut self, id: ObjectIdentifier) {
         self.dirty.insert(id);
+    }
+
+    // ---- intrinsic reporting ----
+
+    /// Run event-state detection on the objects with intrinsic reporting
+    /// that changed since the last call or whose Time_Delay runs, at
+    /// `now`; the transitions to notify wait for [`take_events`](Self::take_events).
+    /// The runtime calls this at the end of every call, before
+    /// [`take_changes`](Self::take_changes) (a transition changes
+    /// Status_Flags).
+    pub fn detect_events(&mut self, now: DateTime) {
+        let due: Vec<ObjectIdentifier> = self.dirty.iter().chain(self.waiting.iter()).copied().collect();
+        for id in due {
+            let Some(o) = self.objects.get_mut(&id) else { continue };
+            let Some(_) = &o.reporting else { continue };
+            let before = o.event_state;
+            if let Some(report) = o.detect(now) {
+                self.events.push(report);
+            }
+            if o.event_state != before {
+                self.dirty.insert(id);
+            }
+            if o.reporting.as_ref().is_some_and(|r| r.waiting()) {
+                self.waiting.insert(id);
+            } else {
+                self.waiting.remove(&id);
+            }
+        }
+    }
+
+    /// The transitions found since the last call, to notify, in order.
+    pub fn take_events(&mut self) -> Vec<EventReport> {
+        core::mem::take(&mut self.events)
+    }
+
+    /// The host's answer for reported transitions: those that wait for an
+    /// acknowledgment clear their Acked_Transitions bit.
+    pub fn set_ack_required(&mut self, reports: &[EventReport], required: &[bool]) {
+        for (report, required) in reports.iter().zip(required) {
+            if let Some(r) = self.objects.get_mut(&report.object).and_then(|o| o.reporting.as_mut()) {
+                r.acked[alarm::transition_index(report.to)] = !required;
+            }
+        }
+    }
+
+    /// An acknowledgment of the transition `transition` (0 to-offnormal, 1
+    /// to-fault, 2 to-normal) of `id`: object/unknown-object,
+    /// object/no-alarm-configured for an object without intrinsic
+    /// reporting.
+    pub fn acknowledge(&mut self, id: ObjectIdentifier, transition: u8) -> Result<(), BacnetError> {
+        let o = self.objects.get_mut(&id).ok_or(crate::errors::UNKNOWN_OBJECT)?;
+        let r = o.reporting.as_mut().ok_or(crate::errors::NO_ALARM_CONFIGURED)?;
+        let slot = r.acked.get_mut(usize::from(transition)).ok_or(crate::errors::INVALID_EVENT_STATE)?;
+        *slot = true;
+        Ok(())
     }
 
     // ---- change reporting ----

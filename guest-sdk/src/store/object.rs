@@ -211,6 +211,8 @@ pub(crate) struct Object {
     pub(crate) written: Written,
     /// Present_Value and Status_Flags as last reported to the host.
     pub(crate) reported: (PresentValue, StatusFlags),
+    /// Intrinsic reporting, when the spec named alarm conditions.
+    pub(crate) reporting: Option<Box<super::alarm::Reporting>>,
 }
 
 impl Object {
@@ -229,7 +231,7 @@ impl Object {
     pub(crate) fn status_flags(&self) -> StatusFlags {
         [
             self.event_state != EventState::NORMAL,
-            self.reliability != Reliability::NO_FAULT_DETECTED,
+            self.effective_reliability() != Reliability::NO_FAULT_DETECTED,
             self.overridden,
             self.out_of_service,
         ]
@@ -302,6 +304,7 @@ pub struct ObjectSpec {
     pub(crate) polarity: Polarity,
     pub(crate) out_of_service: bool,
     pub(crate) reliability: Reliability,
+    pub(crate) alarm: Option<super::AlarmSpec>,
 }
 
 impl ObjectSpec {
@@ -325,6 +328,7 @@ impl ObjectSpec {
             polarity: Polarity::NORMAL,
             out_of_service: false,
             reliability: Reliability::NO_FAULT_DETECTED,
+            alarm: None,
         }
     }
 
@@ -448,6 +452,14 @@ impl ObjectSpec {
         self.reliability = reliability;
         self
     }
+
+    /// Intrinsic reporting (Clause 13.2): the object gains the alarm
+    /// properties and its Event_State follows `alarm`'s algorithm (see
+    /// [`AlarmSpec`](super::AlarmSpec) for which fits which object type).
+    pub fn alarm(mut self, alarm: super::AlarmSpec) -> Self {
+        self.alarm = Some(alarm);
+        self
+    }
 }
 
 /// Why the store refused a model's request. These are programming or
@@ -490,6 +502,14 @@ pub enum StoreError {
     NoStates(ObjectIdentifier),
     /// Command priorities are 1..=16.
     InvalidPriority(u8),
+    /// The alarm spec does not fit the object type (OUT_OF_RANGE is for
+    /// analog objects, an alarm value for binary, alarm values for
+    /// multi-state; Binary and Multi-state Outputs have none), or its
+    /// limits are not finite.
+    AlarmDoesNotFit(ObjectIdentifier),
+    /// Event_State of an object with intrinsic reporting is its
+    /// algorithm's.
+    EventStateIsReported(ObjectIdentifier),
 }
 
 impl fmt::Display for StoreError {
@@ -508,6 +528,10 @@ impl fmt::Display for StoreError {
             StoreError::InputNotCommandable(id) => write!(f, "{id} is an input and cannot be commandable"),
             StoreError::NoStates(id) => write!(f, "{id} needs at least one state text"),
             StoreError::InvalidPriority(p) => write!(f, "priority {p} is outside 1..=16"),
+            StoreError::AlarmDoesNotFit(id) => write!(f, "the alarm spec does not fit {id}"),
+            StoreError::EventStateIsReported(id) => {
+                write!(f, "{id} has intrinsic reporting: its Event_State is its algorithm's")
+            }
         }
     }
 }

@@ -16,12 +16,14 @@
 //! required: the table makes them conditional on polled logging of a
 //! property, which is what this store's Trend Logs do.
 
+use super::alarm::{self, Condition, Reporting};
 use super::{Class, Object, Store, TrendLog};
 use crate::errors;
 use crate::model::PropertyRef;
 use crate::value::text;
+use bacnet::codec::BitString;
 use bacnet::services::BacnetError;
-use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier as P, Value};
+use bacnet::{AnyValue, BinaryPV, ObjectIdentifier, ObjectType, PropertyIdentifier as P, Value};
 
 const R: bool = true;
 const O: bool = false;
@@ -99,6 +101,12 @@ fn point_properties(o: &Object) -> Vec<(P, bool)> {
     if matches!(o.class, Class::Analog { .. }) {
         v.push((P::COV_INCREMENT, R));
     }
+    if o.reporting.is_some() {
+        // Required of an object that supports intrinsic reporting, but
+        // for the message texts and Time_Delay_Normal.
+        let optional = [P::EVENT_MESSAGE_TEXTS, P::EVENT_MESSAGE_TEXTS_CONFIG, P::TIME_DELAY_NORMAL];
+        v.extend(super::alarm::properties(&o.class).into_iter().map(|p| (p, !optional.contains(&p))));
+    }
     v.push((P::PROPERTY_LIST, R));
     v
 }
@@ -110,6 +118,8 @@ pub(crate) enum Prop {
     /// Constructed data or a list (not an array): Log_Buffer,
     /// Log_DeviceObjectProperty.
     Any(AnyValue),
+    /// An array of constructed elements (Event_Time_Stamps).
+    Elements(Vec<bacnet::Element>),
 }
 
 impl Store {
@@ -172,6 +182,11 @@ impl Store {
             (Prop::One(v), None) => Ok(v.into()),
             (Prop::Any(v), None) => Ok(v),
             (Prop::One(_) | Prop::Any(_), Some(_)) => Err(errors::PROPERTY_IS_NOT_AN_ARRAY),
+            (Prop::Elements(items), None) => Ok(AnyValue(items)),
+            (Prop::Elements(items), Some(0)) => Ok(Value::Unsigned(items.len() as u64).into()),
+            (Prop::Elements(items), Some(i)) => {
+                items.into_iter().nth(i as usize - 1).map(|e| AnyValue(vec![e])).ok_or(errors::INVALID_ARRAY_INDEX)
+            }
             (Prop::Array(items), None) => Ok(crate::value::array(items)),
             (Prop::Array(items), Some(0)) => Ok(Value::Unsigned(items.len() as u64).into()),
             (Prop::Array(items), Some(i)) => {
@@ -213,7 +228,7 @@ impl Store {
             (P::DESCRIPTION, _) => one(text(&o.description)),
             (P::STATUS_FLAGS, _) => one(o.status_flags_value()),
             (P::EVENT_STATE, _) => one(Value::Enumerated(o.event_state.0)),
-            (P::RELIABILITY, _) => one(Value::Enumerated(o.reliability.0)),
+            (P::RELIABILITY, _) => one(Value::Enumerated(o.effective_reliability().0)),
             (P::OUT_OF_SERVICE, _) => one(Value::Boolean(o.out_of_service)),
             (P::UNITS, Class::Analog { units, .. }) => one(Value::Enumerated(units.0)),
             (P::COV_INCREMENT, Class::Analog { cov_increment, .. }) => one(Value::Real(*cov_increment)),
@@ -236,7 +251,10 @@ impl Store {
             (P::PROPERTY_LIST, _) => Ok(Prop::Array(
                 self.property_list(id).unwrap_or_default().into_iter().map(|p| Value::Enumerated(p.0)).collect(),
             )),
-            _ => Err(errors::UNKNOWN_PROPERTY),
+            _ => match &o.reporting {
+                Some(r) => read_reporting(r, p),
+                None => Err(errors::UNKNOWN_PROPERTY),
+            },
         }
     }
 
@@ -296,6 +314,45 @@ impl Store {
 
     /// True when `p` of the object is a BACnetARRAY.
     pub(crate) fn is_array(p: P) -> bool {
-        matches!(p, P::PRIORITY_ARRAY | P::STATE_TEXT | P::OBJECT_LIST | P::PROPERTY_LIST)
+        matches!(
+            p,
+            P::PRIORITY_ARRAY
+                | P::STATE_TEXT
+                | P::OBJECT_LIST
+                | P::PROPERTY_LIST
+                | P::EVENT_TIME_STAMPS
+                | P::EVENT_MESSAGE_TEXTS
+                | P::EVENT_MESSAGE_TEXTS_CONFIG
+        )
+    }
+}
+
+/// The intrinsic reporting properties (Clause 12's tables, Clause 13.2).
+pub(crate) fn read_reporting(r: &Reporting, p: P) -> Result<Prop, BacnetError> {
+    let one = |v: Value| Ok(Prop::One(v));
+    let spec = &r.spec;
+    match (p, &spec.condition) {
+        (P::TIME_DELAY, _) => one(Value::Unsigned(spec.time_delay.into())),
+        (P::TIME_DELAY_NORMAL, _) => one(Value::Unsigned(spec.time_delay_normal.unwrap_or(spec.time_delay).into())),
+        (P::NOTIFICATION_CLASS, _) => one(Value::Unsigned(spec.notification_class.into())),
+        (P::HIGH_LIMIT, Condition::OutOfRange { high, .. }) => one(Value::Real(*high)),
+        (P::LOW_LIMIT, Condition::OutOfRange { low, .. }) => one(Value::Real(*low)),
+        (P::DEADBAND, Condition::OutOfRange { deadband, .. }) => one(Value::Real(*deadband)),
+        (P::LIMIT_ENABLE, Condition::OutOfRange { low_enabled, high_enabled, .. }) => {
+            one(Value::BitString(BitString::from_bits(&[*low_enabled, *high_enabled])))
+        }
+        (P::ALARM_VALUE, Condition::AlarmValue(active)) => {
+            one(Value::Enumerated(if *active { BinaryPV::ACTIVE.0 } else { BinaryPV::INACTIVE.0 }))
+        }
+        (P::ALARM_VALUES, Condition::AlarmValues { alarm, .. }) => Ok(Prop::Any(alarm::unsigned_list(alarm))),
+        (P::FAULT_VALUES, Condition::AlarmValues { fault, .. }) => Ok(Prop::Any(alarm::unsigned_list(fault))),
+        (P::EVENT_ENABLE, _) => one(alarm::transition_bits(spec.event_enable)),
+        (P::ACKED_TRANSITIONS, _) => one(alarm::transition_bits(r.acked)),
+        (P::NOTIFY_TYPE, _) => one(Value::Enumerated(spec.notify_type.0)),
+        (P::EVENT_TIME_STAMPS, _) => Ok(Prop::Elements(r.time_stamps.iter().map(|t| alarm::time_stamp(*t)).collect())),
+        (P::EVENT_MESSAGE_TEXTS, _) => Ok(Prop::Array(r.texts.iter().map(|t| text(t)).collect())),
+        (P::EVENT_MESSAGE_TEXTS_CONFIG, _) => Ok(Prop::Array(spec.message_texts.iter().map(|t| text(t)).collect())),
+        (P::EVENT_DETECTION_ENABLE, _) => one(Value::Boolean(r.detection_enabled)),
+        _ => Err(errors::UNKNOWN_PROPERTY),
     }
 }

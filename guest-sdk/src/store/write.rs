@@ -91,7 +91,14 @@ impl Store {
                 self.mark_dirty(id);
                 Ok(())
             }
-            _ => Err(errors::WRITE_ACCESS_DENIED),
+            _ => {
+                let o = self.objects.get_mut(&id).ok_or(errors::UNKNOWN_OBJECT)?;
+                let r = o.reporting.as_mut().ok_or(errors::WRITE_ACCESS_DENIED)?;
+                r.write(w)?;
+                // Detection runs again at the end of the call.
+                self.mark_dirty(id);
+                Ok(())
+            }
         }
     }
 

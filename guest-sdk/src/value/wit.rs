@@ -98,6 +98,11 @@ pub(crate) fn datetime_from_wit(d: t::Datetime) -> DateTime {
     DateTime::new(d.unix_ms, d.utc_offset_minutes)
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn datetime_to_wit(d: DateTime) -> t::Datetime {
+    t::Datetime { unix_ms: d.unix_ms, utc_offset_minutes: d.utc_offset_minutes }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
 //! The object store's semantics, written as the standard's rules.
 
+mod alarms;
 mod changes;
 mod device;
 mod model_side;

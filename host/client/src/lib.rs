@@ -27,6 +27,7 @@
 mod actor;
 mod cov;
 mod error;
+mod events;
 mod files;
 mod foreign;
 mod management;

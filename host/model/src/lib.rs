@@ -16,7 +16,7 @@ mod changes;
 mod clock;
 pub mod latency;
 
-pub use changes::{ChangeFeed, Changes};
+pub use changes::{AckRequired, ChangeFeed, Changes, EventTransition, MAX_PENDING_EVENTS};
 pub use clock::HostClock;
 
 use bacnet::services::BacnetError;
@@ -214,6 +214,24 @@ pub trait ObjectModel: Send + Sync + 'static {
     /// for a model that reads no clock.
     fn clock(&self) -> Option<HostClock> {
         None
+    }
+    /// Take an AcknowledgeAlarm the server checked (time stamp, state) for
+    /// one transition of `object` (0 to-offnormal, 1 to-fault, 2
+    /// to-normal): the model sets its Acked_Transitions bit. A model
+    /// without intrinsic reporting answers object/no-alarm-configured (the
+    /// default).
+    fn acknowledge(
+        &self,
+        object: ObjectIdentifier,
+        transition: u8,
+    ) -> impl Future<Output = Result<Result<(), BacnetError>, ModelError>> + Send {
+        let _ = (object, transition);
+        async {
+            Ok(Err(BacnetError {
+                class: bacnet::enums::ErrorClass::OBJECT,
+                code: bacnet::enums::ErrorCode::NO_ALARM_CONFIGURED,
+            }))
+        }
     }
     /// Restart for ReinitializeDevice: a warm start keeps the model's state,
     /// a cold start begins from scratch.

@@ -248,6 +248,65 @@ pub fn level_from_wit_v2(l: super::bindings::v2::trellis::bacnet::host::LogLevel
     })
 }
 
+/// A log level as a 0.3.0 component names it (the same enum).
+pub fn level_from_wit_v3(l: super::bindings::v3::trellis::bacnet::host::LogLevel) -> tracing::Level {
+    use super::bindings::v3::trellis::bacnet::host::LogLevel as L3;
+    level_from_wit(match l {
+        L3::Trace => LogLevel::Trace,
+        L3::Debug => LogLevel::Debug,
+        L3::Info => LogLevel::Info,
+        L3::Warn => LogLevel::Warn,
+        L3::Error => LogLevel::Error,
+    })
+}
+
+/// The longest message text a transition may carry (characters).
+pub const MAX_MESSAGE_TEXT: usize = 1024;
+
+/// An event transition from WIT, with whether it waits for an
+/// acknowledgment; why not, for one that breaks the contract (an object
+/// identifier out of range, a state or type beyond its enumeration's
+/// range, a message text too long, event values that do not decode as
+/// BACnetNotificationParameters).
+pub fn event_transition_from_wit(
+    t: super::bindings::v3::trellis::bacnet::host::EventTransition,
+    ack_required: impl FnOnce(u32, bacnet::enums::EventState) -> bool,
+) -> Result<trellis_model::EventTransition> {
+    use bacnet::enums::{EventState, EventType, NotifyType};
+    use bacnet::services::{NotificationParameters, ServiceCodec};
+    let object = object_id_from_wit(t.object)?;
+    let state = |n: u32, what: &str| match u16::try_from(n) {
+        Ok(n) => Ok(EventState(n.into())),
+        Err(_) => Err(Contract(format!("{what} {n} of {object} is not a BACnetEventState"))),
+    };
+    let (from, to) = (state(t.from_state, "from-state")?, state(t.to_state, "to-state")?);
+    if t.notify_type > 1 {
+        return Err(Contract(format!("notify-type {} of {object} is neither alarm (0) nor event (1)", t.notify_type)));
+    }
+    if t.event_type > u16::MAX.into() {
+        return Err(Contract(format!("event-type {} of {object} is not a BACnetEventType", t.event_type)));
+    }
+    if t.message_text.as_ref().is_some_and(|m| m.chars().count() > MAX_MESSAGE_TEXT) {
+        return Err(Contract(format!(
+            "the message text of {object}'s transition is over {MAX_MESSAGE_TEXT} characters"
+        )));
+    }
+    NotificationParameters::decode(&t.event_values)
+        .map_err(|e| Contract(format!("the event values of {object}'s transition do not decode: {e}")))?;
+    Ok(trellis_model::EventTransition {
+        object,
+        event_type: EventType(t.event_type),
+        from,
+        to,
+        notify_type: NotifyType(t.notify_type),
+        notification_class: t.notification_class,
+        message_text: t.message_text,
+        time: DateTime { unix_ms: t.time.unix_ms, utc_offset_minutes: t.time.utc_offset_minutes },
+        event_values: t.event_values,
+        ack_required: ack_required(t.notification_class, to),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,14 +4,16 @@
 //! Shaped like wasmtime's own WASI interfaces: [`HostImports`] is the state,
 //! the generated `Host` traits are implemented on it, and [`add_to_linker`]
 //! wires it into a [`Linker`]. Every import is cheap and returns at once.
-//! The interface is the same in `trellis:bacnet@0.1.0` and `@0.2.0`; both
-//! names are linked, to the same functions.
+//! The interface is the same in `trellis:bacnet@0.1.0` and `@0.2.0`, and
+//! `@0.3.0` adds `event-transitions`; every name is linked, to the same
+//! functions. A transition that breaks the contract is dropped and logged
+//! (the rest of the list goes on).
 //!
 //! An import must never block, never call back into the plugin, and never
 //! fail: a host import that traps would kill the instance for the host's
 //! mistake. Bad input (an out-of-range object identifier) is dropped.
 
-use super::bindings::{host, types as wit, v1, v2};
+use super::bindings::{host, types as wit, v1, v2, v3};
 use super::convert;
 use super::log::PluginLog;
 use super::state::PluginState;
@@ -74,9 +76,48 @@ impl v2::trellis::bacnet::host::Host for HostImports {
     }
 }
 
-/// Add the `host` interface (and the shared `types`), under both package
-/// versions, to `linker`.
+/// The 0.3.0 names, and `event-transitions`.
+impl v3::trellis::bacnet::host::Host for HostImports {
+    fn log(&mut self, level: v3::trellis::bacnet::host::LogLevel, message: String) {
+        self.log.line(convert::level_from_wit_v3(level), "log", &message);
+    }
+
+    fn now(&mut self) -> wit::Datetime {
+        host::Host::now(self)
+    }
+
+    fn values_changed(&mut self, objects: Vec<wit::ObjectId>) {
+        host::Host::values_changed(self, objects)
+    }
+
+    fn objects_changed(&mut self) {
+        host::Host::objects_changed(self)
+    }
+
+    fn event_transitions(&mut self, transitions: Vec<v3::trellis::bacnet::host::EventTransition>) -> Vec<bool> {
+        let mut acks = Vec::with_capacity(transitions.len());
+        let mut queued = Vec::with_capacity(transitions.len());
+        for t in transitions {
+            match convert::event_transition_from_wit(t, |class, to| self.changes.ack_required(class, to)) {
+                Ok(t) => {
+                    acks.push(t.ack_required);
+                    queued.push(t);
+                }
+                Err(e) => {
+                    self.log.line(tracing::Level::WARN, "event-transitions", &format!("transition dropped: {}", e.0));
+                    acks.push(false);
+                }
+            }
+        }
+        self.changes.events(queued);
+        acks
+    }
+}
+
+/// Add the `host` interface (and the shared `types`), under every package
+/// version, to `linker`.
 pub fn add_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
     v1::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)?;
-    v2::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)
+    v2::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)?;
+    v3::ObjectModelPlugin::add_to_linker::<PluginState, HasSelf<HostImports>>(linker, |s| &mut s.host)
 }

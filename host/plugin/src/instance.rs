@@ -45,7 +45,7 @@
 //! guest while holding the lock, or answer a write as done before it is in
 //! the journal.
 
-use super::bindings::{types as wit, v1, v2};
+use super::bindings::{types as wit, v1, v2, v3};
 use super::convert::{self, Contract};
 use super::engine::PluginEngine;
 use super::host_imports::HostImports;
@@ -108,6 +108,8 @@ pub enum Pre {
     V1(v1::ObjectModelPluginPre<PluginState>),
     /// `trellis:bacnet/object-model@0.2.0`.
     V2(v2::ObjectModelPluginPre<PluginState>),
+    /// `trellis:bacnet/object-model@0.3.0`.
+    V3(v3::ObjectModelPluginPre<PluginState>),
 }
 
 impl Pre {
@@ -116,6 +118,7 @@ impl Pre {
         match self {
             Pre::V1(_) => "trellis:bacnet@0.1.0",
             Pre::V2(_) => "trellis:bacnet@0.2.0",
+            Pre::V3(_) => "trellis:bacnet@0.3.0",
         }
     }
 
@@ -123,6 +126,7 @@ impl Pre {
         Ok(match self {
             Pre::V1(pre) => Plugin::V1(pre.instantiate_async(store).await?),
             Pre::V2(pre) => Plugin::V2(pre.instantiate_async(store).await?),
+            Pre::V3(pre) => Plugin::V3(pre.instantiate_async(store).await?),
         })
     }
 }
@@ -131,6 +135,7 @@ impl Pre {
 enum Plugin {
     V1(v1::ObjectModelPlugin),
     V2(v2::ObjectModelPlugin),
+    V3(v3::ObjectModelPlugin),
 }
 
 /// How an instance is doing, readable without its lock.
@@ -236,6 +241,8 @@ enum Call<'a> {
     /// 0.2.0 only.
     ReadEncoded(&'a [wit::PropertyRef]),
     Write(&'a [wit::WriteRequest]),
+    /// 0.3.0 only.
+    Acknowledge(wit::ObjectId, u8),
     Tick(wit::Datetime),
     Export,
     Import(&'a [u8]),
@@ -248,21 +255,24 @@ enum Answer {
     Read(Vec<Vec<wit::ReadResult>>),
     ReadEncoded(Vec<u8>),
     Write(Vec<Result<(), wit::BacnetError>>),
+    Acknowledge(Result<(), wit::BacnetError>),
     Tick,
     Export(Vec<u8>),
     Import(Result<(), String>),
 }
 
-/// One export call on either version's exports (their functions are the
-/// same but for 0.2.0's `read-encoded`, whose arm is given).
+/// One export call on any version's exports (their functions are the
+/// same but for 0.2.0's `read-encoded` and 0.3.0's `acknowledge`, whose
+/// arms are given).
 macro_rules! run_call {
-    ($m:expr, $s:expr, $call:expr, $read_encoded:expr) => {{
+    ($m:expr, $s:expr, $call:expr, $read_encoded:expr, $acknowledge:expr) => {{
         let (m, s) = ($m, $s);
         Ok(match $call {
             Call::Describe => Answer::Describe(m.call_describe(&mut *s).await?),
             Call::Objects => Answer::Objects(m.call_objects(&mut *s).await?),
             Call::Read(refs) => Answer::Read(m.call_read_properties(&mut *s, refs).await?),
             Call::ReadEncoded(refs) => $read_encoded(m, s, refs).await?,
+            Call::Acknowledge(object, transition) => $acknowledge(m, s, object, transition).await?,
             Call::Write(writes) => Answer::Write(m.call_write_properties(&mut *s, writes).await?),
             Call::Tick(now) => {
                 m.call_tick(&mut *s, now).await?;
@@ -285,7 +295,8 @@ impl Live {
                 // `Instance::read_encoded` never asks a 0.1.0 instance.
                 async |_, _, _| -> wasmtime::Result<Answer> {
                     Err(wasmtime::format_err!("read-encoded is not in trellis:bacnet@0.1.0"))
-                }
+                },
+                async |_, _, _, _| -> wasmtime::Result<Answer> { Ok(Answer::Acknowledge(Err(no_alarm_configured()))) }
             ),
             Plugin::V2(p) => run_call!(
                 p.trellis_bacnet_object_model(),
@@ -296,9 +307,37 @@ impl Live {
                        refs|
                        -> wasmtime::Result<Answer> {
                     Ok(Answer::ReadEncoded(m.call_read_encoded(s, refs).await?))
+                },
+                async |_, _, _, _| -> wasmtime::Result<Answer> { Ok(Answer::Acknowledge(Err(no_alarm_configured()))) }
+            ),
+            Plugin::V3(p) => run_call!(
+                p.trellis_bacnet_object_model(),
+                s,
+                call,
+                async |m: &v3::exports::trellis::bacnet::object_model::Guest,
+                       s: &mut Store<PluginState>,
+                       refs|
+                       -> wasmtime::Result<Answer> {
+                    Ok(Answer::ReadEncoded(m.call_read_encoded(s, refs).await?))
+                },
+                async |m: &v3::exports::trellis::bacnet::object_model::Guest,
+                       s: &mut Store<PluginState>,
+                       object,
+                       transition|
+                       -> wasmtime::Result<Answer> {
+                    Ok(Answer::Acknowledge(m.call_acknowledge(s, object, transition).await?))
                 }
             ),
         }
+    }
+}
+
+/// What a component without `acknowledge` (before 0.3.0) answers: its
+/// objects have no intrinsic reporting the host knows of.
+fn no_alarm_configured() -> wit::BacnetError {
+    wit::BacnetError {
+        error_class: bacnet::enums::ErrorClass::OBJECT.0,
+        error_code: bacnet::enums::ErrorCode::NO_ALARM_CONFIGURED.0,
     }
 }
 
@@ -436,6 +475,24 @@ impl Instance {
         core.refs = refs;
         let Answer::ReadEncoded(records) = answer? else { unreachable!() };
         self.convert(one_encoded_read(&records, target, out))
+    }
+
+    /// `acknowledge`: an AcknowledgeAlarm the server checked, for one
+    /// transition (0 to-offnormal, 1 to-fault, 2 to-normal) of `object`.
+    pub async fn acknowledge(
+        &self,
+        object: bacnet::ObjectIdentifier,
+        transition: u8,
+    ) -> Result<Result<(), BacnetError>, ModelError> {
+        let mut core = self.ready().await?;
+        let call = Call::Acknowledge(convert::object_id_to_wit(object), transition);
+        let Answer::Acknowledge(r) = self.call(&mut core, call).await? else { unreachable!() };
+        if r.is_ok() {
+            // The journal holds writes only: a snapshot keeps the
+            // acknowledgment across a restart (acknowledgments are rare).
+            let _ = self.take_snapshot(&mut core).await;
+        }
+        Ok(r.map_err(convert::error_from_wit))
     }
 
     /// `write-properties`: one result per write. What the plugin accepted is

@@ -243,6 +243,9 @@ impl PluginModel {
             .instantiate_pre(&component)
             .and_then(|pre| {
                 // The newest interface the component exports.
+                if let Ok(v3) = bindings::v3::ObjectModelPluginPre::new(pre.clone()) {
+                    return Ok(instance::Pre::V3(v3));
+                }
                 match bindings::v2::ObjectModelPluginPre::new(pre.clone()) {
                     Ok(v2) => Ok(instance::Pre::V2(v2)),
                     Err(_) => bindings::v1::ObjectModelPluginPre::new(pre).map(instance::Pre::V1),
@@ -250,7 +253,7 @@ impl PluginModel {
             })
             .map_err(|e| {
                 fail(format!(
-                    "exports neither trellis:bacnet/object-model@0.2.0 nor @0.1.0 \
+                    "exports none of trellis:bacnet/object-model@0.3.0, @0.2.0, @0.1.0 \
                      (world object-model-plugin): {e:#}"
                 ))
             })?;
@@ -496,6 +499,16 @@ impl ObjectModel for PluginModel {
     async fn write(&self, writes: Vec<PropertyWrite>) -> Result<Vec<Result<(), BacnetError>>, ModelError> {
         let _w = self.inner.writes.read().await;
         self.active().write(&writes).await
+    }
+
+    async fn acknowledge(
+        &self,
+        object: bacnet::ObjectIdentifier,
+        transition: u8,
+    ) -> Result<Result<(), BacnetError>, ModelError> {
+        // Like a write: it changes state a swap hands over.
+        let _w = self.inner.writes.read().await;
+        self.active().acknowledge(object, transition).await
     }
 }
 

@@ -357,13 +357,22 @@ pub(crate) trait NotificationSink: Send + Sync {
 
 /// Run a device's COV notifier until `server`'s model has no change feed
 /// and no subscription needs the timer… that is, for the device's life.
-pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: std::sync::Arc<Server<M>>, sink: S) {
+///
+/// The same task sends the model's event transitions and the
+/// acknowledgment notifications to their Notification Class's recipients
+/// ([`super::alarms`]).
+pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
+    server: std::sync::Arc<Server<M>>,
+    sink: S,
+) {
     let cov = server.cov();
     let feed = server.model().changes();
     loop {
         let deadline = cov.with_table(|t, _| t.poll_timeout()).map(|d| cov.epoch + d);
+        let mut transitions = Vec::new();
         tokio::select! {
-            changes = next_changes(feed.as_ref()) => {
+            mut changes = next_changes(feed.as_ref()) => {
+                transitions = std::mem::take(&mut changes.events);
                 if changes.objects {
                     server.objects_changed().await;
                 }
@@ -383,6 +392,11 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: NotificationSink>(server: st
             // refuse a notification that overtakes it (unknown-subscription).
             _ = cov.initial.notified() => tokio::time::sleep(INITIAL_NOTIFICATION_DELAY).await,
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
+            _ = server.alarms().wake.notified() => {}
+        }
+        super::alarms::notify_transitions(&server, &sink, transitions).await;
+        for n in server.alarms().take_queued() {
+            super::alarms::send_to_recipients(&server, &sink, n).await;
         }
         let initiating = server.device_id();
         let mut multiple = Vec::new();

@@ -21,7 +21,10 @@ pub const OBJECT_TYPE_BITS: usize = 63;
 
 /// Services this device executes, as Protocol_Services_Supported bit
 /// numbers (Clause 21 `BACnetServicesSupported`).
-pub const SERVICES_SUPPORTED: [usize; 18] = [
+pub const SERVICES_SUPPORTED: [usize; 22] = [
+    0,  // acknowledgeAlarm
+    3,  // getAlarmSummary
+    4,  // getEnrollmentSummary
     5,  // subscribeCOV
     6,  // atomicReadFile
     7,  // atomicWriteFile
@@ -39,6 +42,7 @@ pub const SERVICES_SUPPORTED: [usize; 18] = [
     35, // readRange
     36, // utcTimeSynchronization
     38, // subscribeCOVProperty
+    39, // getEventInformation
     41, // subscribeCOVPropertyMultiple
 ];
 
@@ -194,7 +198,7 @@ pub struct HostDevice {
     /// The File objects, opened over the data directory.
     pub files: Option<super::file_object::FileObjects>,
     /// The Notification Class objects.
-    pub notification_classes: super::notification_class::NotificationClasses,
+    pub notification_classes: std::sync::Arc<super::notification_class::NotificationClasses>,
 }
 
 impl HostDevice {
@@ -282,7 +286,7 @@ impl HostDevice {
 
     /// The Notification Class object `o`, if the host serves it.
     pub fn notification_class(&self, o: ObjectIdentifier) -> Option<&super::notification_class::NotificationClasses> {
-        Some(&self.notification_classes).filter(|c| c.has(o))
+        Some(&*self.notification_classes).filter(|c| c.has(o))
     }
 
     /// True when the host, not the model, serves object `o` (a Network

@@ -114,6 +114,7 @@ pub struct Server<M> {
     ids: DeviceIdMap,
     host: HostDevice,
     cov: Cov,
+    alarms: super::alarms::Alarms,
     communication: CommunicationControl,
     stats: ServerStats,
     requests: super::request_metrics::RequestMetrics,
@@ -174,11 +175,17 @@ impl<M: ObjectModel> Server<M> {
             ids: DeviceIdMap { network: host.id, model: model_device },
             host,
             cov,
+            alarms: Default::default(),
             communication: CommunicationControl::default(),
             stats: ServerStats::default(),
             requests: Default::default(),
             pending_restart: Default::default(),
         }
+    }
+
+    /// The alarm notifier's counters and queue.
+    pub fn alarms(&self) -> &super::alarms::Alarms {
+        &self.alarms
     }
 
     /// The model.
@@ -390,6 +397,20 @@ impl<M: ObjectModel> Server<M> {
             },
             S::ATOMIC_WRITE_FILE => match bacnet::services::AtomicWriteFileRequest::decode(body) {
                 Ok(r) => Ok(self.atomic_write_file(r).map(Some)),
+                Err(e) => Err(e),
+            },
+            S::ACKNOWLEDGE_ALARM => match bacnet::services::AcknowledgeAlarmRequest::decode(body) {
+                Ok(r) => Ok(self.acknowledge_alarm(r).await.map(|_| None)),
+                Err(e) => Err(e),
+            },
+            S::GET_EVENT_INFORMATION => match bacnet::services::GetEventInformationRequest::decode(body) {
+                Ok(r) => Ok(self.get_event_information(r, room).await.map(Some)),
+                Err(e) => Err(e),
+            },
+            S::GET_ALARM_SUMMARY if body.is_empty() => Ok(self.get_alarm_summary().await.map(Some)),
+            S::GET_ALARM_SUMMARY => Err(bacnet::DecodeError::TrailingData { at: 0 }),
+            S::GET_ENROLLMENT_SUMMARY => match bacnet::services::GetEnrollmentSummaryRequest::decode(body) {
+                Ok(r) => Ok(self.get_enrollment_summary(r).await.map(Some)),
                 Err(e) => Err(e),
             },
             _ => return Response::Reject(RejectReason::UNRECOGNIZED_SERVICE),

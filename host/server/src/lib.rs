@@ -18,6 +18,7 @@
 //! Must never: panic on any received octets, answer a broadcast confirmed
 //! request, or leave a malformed confirmed request without its Reject.
 
+pub mod alarms;
 mod bip6;
 pub mod cov;
 pub mod device;
@@ -84,7 +85,15 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
         (None, false) => anyhow::bail!("File objects need the device's data_dir"),
         (Some(dir), false) => Some(file_object::FileObjects::open(dir, config.files.clone())?),
     };
-    let notification_classes = notification_class::NotificationClasses::new(config.notification_classes.clone());
+    let notification_classes =
+        std::sync::Arc::new(notification_class::NotificationClasses::new(config.notification_classes.clone()));
+    if let Some(feed) = model.changes() {
+        // The model keeps Acked_Transitions by its classes' Ack_Required.
+        let classes = notification_classes.clone();
+        feed.set_ack_required(std::sync::Arc::new(move |class, to| {
+            classes.class(class).is_some_and(|c| c.ack_required[alarms::transition_index(to)])
+        }));
+    }
     let host = HostDevice {
         id,
         files,

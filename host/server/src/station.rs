@@ -42,7 +42,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use trellis_model::ObjectModel;
-use trellis_net::{DeviceAddress, RemoteStation, sleep_until};
+use trellis_net::{DeviceAddress, LinkAddress, RemoteStation, sleep_until};
 
 /// NPDUs taken from the port at one wake-up before their answers go out.
 pub(super) const MAX_BATCH: usize = 64;
@@ -152,6 +152,21 @@ impl<L: Link> NotificationSink for LinkSink<L> {
     }
 }
 
+impl<L: Link> super::alarms::EventSink for LinkSink<L> {
+    fn local_station(&self, mac: &[u8]) -> Option<DeviceAddress> {
+        let link = match (self.link.broadcast_address().link, mac) {
+            (LinkAddress::Ip(_), [a, b, c, d, p0, p1]) => {
+                LinkAddress::Ip(std::net::SocketAddrV4::new([*a, *b, *c, *d].into(), u16::from_be_bytes([*p0, *p1])))
+            }
+            (LinkAddress::Mstp(_), [m]) if *m < 255 => LinkAddress::Mstp(*m),
+            (LinkAddress::Bip6(_), [a, b, c]) => LinkAddress::Bip6([*a, *b, *c]),
+            (LinkAddress::Sc(_), [a, b, c, d, e, f]) => LinkAddress::Sc([*a, *b, *c, *d, *e, *f]),
+            _ => return None,
+        };
+        Some(DeviceAddress { link, remote: None })
+    }
+}
+
 /// Aborts a task when dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -168,6 +183,9 @@ pub(super) struct Station<M, L> {
     tsm: ServerTsm<DeviceAddress>,
     /// Our own confirmed requests: ConfirmedCOVNotifications.
     client: ClientTsm<DeviceAddress>,
+    /// Which of the client's transactions are ConfirmedEventNotifications
+    /// (counted in the alarm statistics, the rest in COV's).
+    event_transactions: std::collections::HashSet<bacnet::tsm::TransactionId>,
     confirmed: mpsc::Receiver<ConfirmedOut>,
     /// What the current batch asks for, in arrival order.
     work: Vec<Work>,
@@ -216,6 +234,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             link,
             tsm,
             client,
+            event_transactions: Default::default(),
             confirmed,
             work: Vec::new(),
             unconfirmed_in_batch: 0,
@@ -303,8 +322,18 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
     /// retries and timeouts), or count it failed when it cannot take it.
     fn start_confirmed(&mut self, to: DeviceAddress, service: ConfirmedServiceChoice, body: Vec<u8>) {
         let now = self.now();
-        if self.client.start(now, to, service, body).is_err() {
-            self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+        let event = service == ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION;
+        match self.client.start(now, to, service, body) {
+            Ok(id) if event => {
+                self.event_transactions.insert(id);
+            }
+            Ok(_) => {}
+            Err(_) if event => {
+                self.server.alarms().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -487,17 +516,25 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             {
                 let now = self.now();
                 if self.client.cancel(now, id) {
-                    self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+                    let failed = if self.event_transactions.remove(&id) {
+                        &self.server.alarms().stats.confirmed_failed
+                    } else {
+                        &self.server.cov().stats.confirmed_failed
+                    };
+                    failed.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
-        let stats = &self.server.cov().stats;
+        let (cov, alarms) = (&self.server.cov().stats, &self.server.alarms().stats);
         while let Some(done) = self.client.poll_event() {
-            let counter = match done.outcome {
-                Outcome::SimpleAck => &stats.confirmed_acknowledged,
-                other => {
-                    tracing::warn!(outcome = ?other, "ConfirmedCOVNotification failed after its retries");
-                    &stats.confirmed_failed
+            let event = self.event_transactions.remove(&done.id);
+            let counter = match (done.outcome, event) {
+                (Outcome::SimpleAck, true) => &alarms.confirmed_acknowledged,
+                (Outcome::SimpleAck, false) => &cov.confirmed_acknowledged,
+                (other, event) => {
+                    let service = if event { "ConfirmedEventNotification" } else { "ConfirmedCOVNotification" };
+                    tracing::warn!(outcome = ?other, service, "confirmed notification failed after its retries");
+                    if event { &alarms.confirmed_failed } else { &cov.confirmed_failed }
                 }
             };
             counter.fetch_add(1, Ordering::Relaxed);

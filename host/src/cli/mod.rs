@@ -6,6 +6,7 @@ mod cov;
 mod datetime;
 mod dcc;
 pub mod discover;
+mod events;
 mod file;
 pub mod format;
 mod opcua;
@@ -186,6 +187,22 @@ pub enum Command {
     /// Examples: trellis file read 192.168.1.20 file,3 --output manifest.txt;
     /// trellis file write 192.168.1.20 file,1 notes.txt
     File(file::FileArgs),
+    /// List a device's alarms and events (GetEventInformation, every page).
+    ///
+    /// One line per object in an offnormal or fault state or with a transition not acknowledged: the
+    /// object, its Event_State and Notify_Type, then per transition (to-offnormal, to-fault, to-normal)
+    /// its time stamp, whether it is acknowledged and its priority.
+    ///
+    /// Example: trellis events 192.168.1.20
+    Events(events::EventsArgs),
+    /// Acknowledge an alarm (AcknowledgeAlarm).
+    ///
+    /// Reads the object's time stamps with GetEventInformation and acknowledges every transition not
+    /// acknowledged yet, or only the one into --state. A wrong time stamp is the device's Error
+    /// services: invalid-time-stamp (exit status 4).
+    ///
+    /// Example: trellis ack 192.168.1.20 analog-input,7 --source "Operator 1"
+    Ack(events::AckArgs),
     /// Stop or resume a device's communication (DeviceCommunicationControl).
     ///
     /// disable-initiation stops the device initiating requests (I-Am, notifications) while it goes on
@@ -414,6 +431,8 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Discover(a) => discover::run(&client, a).await,
         Command::Readrange(a) => readrange::run(&client, a).await,
         Command::File(a) => file::run(&client, a).await,
+        Command::Events(a) => events::run_events(&client, a).await,
+        Command::Ack(a) => events::run_ack(&client, a).await,
         Command::Dcc(a) => dcc::run(&client, a).await,
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,

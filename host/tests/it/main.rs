@@ -1,6 +1,7 @@
 //! Host integration tests: one binary, one module per area.
 
 mod admin_socket;
+mod alarms;
 mod amplification;
 mod app;
 mod bbmd;

@@ -456,7 +456,7 @@ async fn read_encoded(model: &impl ObjectModel, target: PropertyTarget) -> Resul
 #[tokio::test]
 async fn an_encoded_read_answers_what_the_general_read_answers() {
     let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("encoded")).unwrap();
-    assert_eq!(model.interface(), "trellis:bacnet@0.2.0");
+    assert_eq!(model.interface(), "trellis:bacnet@0.3.0");
     write_real(&model, av(1), 21.25).await;
     let prop = |object, property, array_index| PropertyTarget { object, property, array_index };
     let targets = [
@@ -494,7 +494,7 @@ async fn a_trap_during_an_encoded_read_fails_that_read_and_the_instance_restarts
 }
 
 /// A component built against 0.1.0 loads, serves through the calls it has,
-/// and swaps with a 0.2.0 build of the same plugin both ways, state intact.
+/// and swaps with a current build of the same plugin both ways, state intact.
 #[tokio::test]
 async fn a_component_built_against_0_1_0_keeps_loading_and_swaps_with_0_2_0_both_ways() {
     let old = PluginModel::load(engine(), demo_building_0_1_0().as_path(), PluginConfig::new("v1")).expect("load");
@@ -505,15 +505,15 @@ async fn a_component_built_against_0_1_0_keeps_loading_and_swaps_with_0_2_0_both
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
 
     let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v2")).unwrap();
-    old.swap(&new).await.expect("0.1.0 → 0.2.0");
-    assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
+    old.swap(&new).await.expect("0.1.0 → 0.3.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
     let mut out = Vec::new();
     assert_eq!(old.read_encoded(pv(av(1)), &mut out).await.unwrap(), EncodedRead::Value);
     assert_eq!(AnyValue::from_bytes(&out).unwrap(), Value::Real(19.5).into());
     write_real(&old, av(1), 20.0).await;
 
     let back = PluginModel::load(engine(), demo_building_0_1_0().as_path(), PluginConfig::new("v1-again")).unwrap();
-    old.swap(&back).await.expect("0.2.0 → 0.1.0");
+    old.swap(&back).await.expect("0.3.0 → 0.1.0");
     assert_eq!(old.interface(), "trellis:bacnet@0.1.0");
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(20.0).into());
 }
@@ -534,4 +534,38 @@ async fn a_disabled_plugin_is_swapped_out_with_its_acknowledged_writes() {
     broken.swap(&fixed).await.expect("a swap from a disabled plugin");
     assert!(!broken.health().disabled);
     assert_eq!(read_one(&broken, pv(av(1))).await.unwrap(), Value::Real(8.75).into(), "the write survived");
+}
+
+/// The `demo-building` component as built against `trellis:bacnet@0.2.0`,
+/// before alarms (the fixture's README says from which commit).
+fn demo_building_0_2_0() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo-building-0.2.0.wasm")
+}
+
+/// A component built against 0.2.0 loads and serves encoded reads, has no
+/// alarms to acknowledge (object/no-alarm-configured), and swaps with a
+/// current build both ways, state intact.
+#[tokio::test]
+async fn a_component_built_against_0_2_0_keeps_loading_and_swaps_with_0_3_0_both_ways() {
+    let old = PluginModel::load(engine(), demo_building_0_2_0().as_path(), PluginConfig::new("v2")).expect("load");
+    assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
+    assert_eq!(read_encoded(&old, pv(av(1))).await.unwrap(), EncodedRead::Value);
+    let zone = ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_INPUT, instance: 1 };
+    let refused = old.acknowledge(zone, 0).await.unwrap().unwrap_err();
+    assert_eq!(refused.code, bacnet::enums::ErrorCode::NO_ALARM_CONFIGURED);
+    write_real(&old, av(1), 19.5).await;
+
+    let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v3")).unwrap();
+    old.swap(&new).await.expect("0.2.0 → 0.3.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
+    let high =
+        read_one(&old, PropertyTarget { object: zone, property: PropertyIdentifier::HIGH_LIMIT, array_index: None });
+    assert_eq!(high.await.unwrap(), Value::Real(28.0).into(), "the current build has the zone's alarm");
+    write_real(&old, av(1), 20.0).await;
+
+    let back = PluginModel::load(engine(), demo_building_0_2_0().as_path(), PluginConfig::new("v2-again")).unwrap();
+    old.swap(&back).await.expect("0.3.0 → 0.2.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(20.0).into());
 }

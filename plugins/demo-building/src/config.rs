@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use trellis_guest_sdk::bacnet::{EngineeringUnits, ObjectType, Polarity, PropertyIdentifier};
-use trellis_guest_sdk::{Device, ObjectIdentifier, ObjectSpec, PresentValue, TrendLogSpec};
+use trellis_guest_sdk::{AlarmSpec, Device, ObjectIdentifier, ObjectSpec, PresentValue, TrendLogSpec};
 
 /// The embedded default.
 pub const DEFAULT: &str = include_str!("../objects.toml");
@@ -70,6 +70,64 @@ struct ObjectEntry {
     inactive_text: Option<String>,
     polarity: Option<String>,
     role: Option<Role>,
+    alarm: Option<AlarmEntry>,
+}
+
+/// `[object.alarm]`: intrinsic reporting (see `objects.toml`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlarmEntry {
+    high_limit: Option<f32>,
+    low_limit: Option<f32>,
+    #[serde(default)]
+    deadband: f32,
+    alarm_value: Option<bool>,
+    alarm_values: Option<Vec<u32>>,
+    #[serde(default)]
+    fault_values: Vec<u32>,
+    #[serde(default)]
+    notification_class: u32,
+    #[serde(default)]
+    time_delay: u32,
+    time_delay_normal: Option<u32>,
+    notify_type: Option<String>,
+    event_enable: Option<Vec<String>>,
+    message_texts: Option<[String; 3]>,
+}
+
+fn alarm_spec(a: &AlarmEntry) -> Result<AlarmSpec, String> {
+    let mut s = match (a.high_limit, a.low_limit, a.alarm_value, &a.alarm_values) {
+        (Some(high), Some(low), None, None) => AlarmSpec::out_of_range(low, high, a.deadband),
+        (Some(high), None, None, None) => AlarmSpec::out_of_range(f32::MIN, high, a.deadband).high_limit_only(),
+        (None, Some(low), None, None) => AlarmSpec::out_of_range(low, f32::MAX, a.deadband).low_limit_only(),
+        (None, None, Some(v), None) => AlarmSpec::alarm_value(v),
+        (None, None, None, Some(v)) => {
+            AlarmSpec::alarm_values(v.iter().copied()).fault_values(a.fault_values.iter().copied())
+        }
+        _ => return Err("an alarm takes high_limit and/or low_limit, or alarm_value, or alarm_values".into()),
+    };
+    s = s.notification_class(a.notification_class).time_delay(a.time_delay);
+    if let Some(n) = a.time_delay_normal {
+        s = s.time_delay_normal(n);
+    }
+    match a.notify_type.as_deref() {
+        None | Some("alarm") => {}
+        Some("event") => s = s.as_event(),
+        Some(other) => return Err(format!("notify_type {other:?} is neither \"alarm\" nor \"event\"")),
+    }
+    if let Some(enable) = &a.event_enable {
+        for t in enable {
+            if !["to-offnormal", "to-fault", "to-normal"].contains(&t.as_str()) {
+                return Err(format!("event_enable {t:?}: not to-offnormal, to-fault or to-normal"));
+            }
+        }
+        let on = |t: &str| enable.iter().any(|e| e == t);
+        s = s.event_enable(on("to-offnormal"), on("to-fault"), on("to-normal"));
+    }
+    if let Some([a, b, c]) = &a.message_texts {
+        s = s.message_texts(a, b, c);
+    }
+    Ok(s)
 }
 
 /// A value as TOML writes it.
@@ -225,6 +283,9 @@ fn spec(o: &ObjectEntry) -> Result<ObjectSpec, String> {
     }
     if let Some(p) = &o.polarity {
         s = s.polarity(Polarity::from_name(p).ok_or_else(|| format!("unknown polarity {p:?}"))?);
+    }
+    if let Some(a) = &o.alarm {
+        s = s.alarm(alarm_spec(a).map_err(|e| format!("{}: {e}", o.name))?);
     }
     Ok(s)
 }
