@@ -40,6 +40,9 @@ impl<M: ObjectModel> Instance<M> {
         let mut store = Store::new();
         let model = M::new(&mut store, config)?;
         store.take_objects_changed();
+        // Objects with intrinsic reporting are evaluated at the end of the
+        // first call, when the host's clock is there to stamp a transition.
+        store.defer_detection();
         store.take_changes();
         Ok(Instance { store, model })
     }

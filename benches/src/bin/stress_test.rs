@@ -109,6 +109,22 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// Alarm notification latency: a writer takes an object with intrinsic
+    /// reporting across its High_Limit and back, one transition at a time,
+    /// alternating targets; each EventNotification is timed from the write's
+    /// send to its arrival at the Notification Class's recipient. One JSON
+    /// line per target (Trellis and rusty-bacnet; bacpypes3 has no intrinsic
+    /// reporting and is left out).
+    Alarms {
+        /// The server(s) under test.
+        #[arg(long, value_enum, default_value = "all")]
+        target: TargetArg,
+        /// Transitions timed per target.
+        #[arg(long, default_value_t = 1000)]
+        transitions: u32,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Reflection and amplification: a 17-octet ReadProperty of a large
     /// Object_List followed by blind Segment-ACKs (none; one claiming window
     /// 127; one per sequence number; a flood from 20 ports), counting UDP
@@ -526,6 +542,9 @@ fn main() -> anyhow::Result<()> {
                 rounds: o.rounds,
             };
             with_env(&common, |env| scenario::cov::run(env, &target.kinds(), &cov))
+        }
+        Scenario::Alarms { target, transitions, common } => {
+            with_env(&common, |env| scenario::alarms::run(env, &target.kinds(), transitions))
         }
         Scenario::Devices { devices, clients_per_device, common } => {
             let o = steps(&common, &[1], &[1])?;

@@ -27,6 +27,7 @@
 //! A scenario never leaves a server running: servers are [`Server`] drop
 //! guards, and the binary's signal handler reaps the rest.
 
+pub mod alarms;
 pub mod amplification;
 pub mod clients;
 pub mod console;

@@ -500,6 +500,14 @@ impl Store {
         }
     }
 
+    /// Evaluate every object with intrinsic reporting at the next
+    /// [`detect_events`](Self::detect_events), changed or not (after the
+    /// model built its objects: one may start beyond its limits).
+    pub fn defer_detection(&mut self) {
+        let reporting = self.objects.values().filter(|o| o.reporting.is_some()).map(|o| o.id);
+        self.waiting.extend(reporting);
+    }
+
     /// The transitions found since the last call, to notify, in order.
     pub fn take_events(&mut self) -> Vec<EventReport> {
         core::mem::take(&mut self.events)

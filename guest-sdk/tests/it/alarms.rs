@@ -286,3 +286,24 @@ fn the_alarm_state_and_written_limits_survive_a_hot_swap() {
     );
     assert!(b.take_notifications().events.is_empty(), "the taken-over alarm is not reported again");
 }
+
+#[test]
+fn an_object_that_starts_beyond_its_limit_alarms_at_the_first_call() {
+    use trellis_guest_sdk::{Config, Instance, ObjectModel, PluginInfo};
+    struct Hot;
+    impl ObjectModel for Hot {
+        fn describe() -> PluginInfo {
+            PluginInfo::new("hot", "1", "")
+        }
+        fn new(store: &mut Store, _: &Config) -> Result<Self, String> {
+            store
+                .add(ObjectSpec::analog_input(7, "Hot").value(40.0).alarm(AlarmSpec::out_of_range(16.0, 28.0, 1.0)))?;
+            Ok(Hot)
+        }
+    }
+    let mut i = Instance::<Hot>::start(&Config::none()).unwrap();
+    let n = i.take_notifications();
+    assert_eq!(n.events.len(), 1, "{n:?}");
+    assert_eq!(n.events[0].to, EventState::HIGH_LIMIT);
+    assert!(i.take_notifications().events.is_empty(), "once");
+}

@@ -6,7 +6,7 @@
 use bacnet::apdu::Apdu;
 use bacnet::enums::{AbortReason, ConfirmedServiceChoice, RejectReason, UnconfirmedServiceChoice};
 use bacnet::npdu::{DEFAULT_HOP_COUNT, NetAddress, Npdu, NpduPayload};
-use bacnet::services::{COVNotification, COVNotificationMultiple, IAm, ServiceCodec};
+use bacnet::services::{COVNotification, COVNotificationMultiple, EventNotification, IAm, ServiceCodec};
 use bacnet::tsm::{ClientTsm, Outcome, PeerLimits, StartError, TransactionId};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -150,6 +150,7 @@ pub(crate) struct Actor {
     pub received: mpsc::Receiver<Received>,
     pub unconfirmed: broadcast::Sender<UnconfirmedReceived>,
     pub cov: broadcast::Sender<super::CovNotificationReceived>,
+    pub events: broadcast::Sender<super::EventNotificationReceived>,
     pub waiting: HashMap<TransactionId, oneshot::Sender<Result<Outcome, super::ClientError>>>,
     /// What each device said of itself in its I-Am (Max-APDU, segmentation),
     /// to segment requests it can take; bounded, oldest forgotten first.
@@ -315,6 +316,15 @@ impl Actor {
                         multiple: false,
                     });
                 }
+                if service == UnconfirmedServiceChoice::UNCONFIRMED_EVENT_NOTIFICATION
+                    && let Ok(notification) = EventNotification::decode(body)
+                {
+                    let _ = self.events.send(super::EventNotificationReceived {
+                        source: source.clone(),
+                        confirmed: false,
+                        notification,
+                    });
+                }
                 if service == UnconfirmedServiceChoice::UNCONFIRMED_COV_NOTIFICATION_MULTIPLE
                     && let Ok(multiple) = COVNotificationMultiple::decode(body)
                 {
@@ -338,8 +348,8 @@ impl Actor {
             }
             Apdu::ConfirmedRequest(_) if r.broadcast => {} // never answer a broadcast confirmed request
             Apdu::ConfirmedRequest(c) => {
-                // This node serves no objects: it takes COV notifications
-                // and refuses every other confirmed service.
+                // This node serves no objects: it takes COV and event
+                // notifications and refuses every other confirmed service.
                 let mut out = Vec::with_capacity(3);
                 let notification = (c.segment.is_none()
                     && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION)
@@ -347,7 +357,21 @@ impl Actor {
                 let multiple = (c.segment.is_none()
                     && c.service == ConfirmedServiceChoice::CONFIRMED_COV_NOTIFICATION_MULTIPLE)
                     .then(|| COVNotificationMultiple::decode(c.body));
-                if let Some(decoded) = multiple {
+                let event = (c.segment.is_none() && c.service == ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION)
+                    .then(|| EventNotification::decode(c.body));
+                if let Some(decoded) = event {
+                    match decoded {
+                        Ok(notification) => {
+                            Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);
+                            let _ = self.events.send(super::EventNotificationReceived {
+                                source: source.clone(),
+                                confirmed: true,
+                                notification,
+                            });
+                        }
+                        Err(e) => Apdu::Reject { invoke_id: c.invoke_id, reason: e.reject_reason() }.encode(&mut out),
+                    }
+                } else if let Some(decoded) = multiple {
                     match decoded {
                         Ok(multiple) => {
                             Apdu::SimpleAck { invoke_id: c.invoke_id, service: c.service }.encode(&mut out);

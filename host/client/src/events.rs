@@ -1,22 +1,40 @@
 //! Alarms and events (Clause 13) from the operator's side:
 //! GetEventInformation (every page), GetAlarmSummary, GetEnrollmentSummary
-//! and AcknowledgeAlarm.
+//! and AcknowledgeAlarm, and the event notifications a device sends this
+//! client as a Notification Class recipient (a confirmed one is
+//! acknowledged when it decodes, rejected when it does not).
 
 use super::{Client, ClientError, DeviceAddress};
 use bacnet::ObjectIdentifier;
 use bacnet::enums::ConfirmedServiceChoice as Service;
 use bacnet::enums::EventState;
 use bacnet::services::{
-    AcknowledgeAlarmRequest, AlarmSummary, EnrollmentSummary, EventSummary, GetAlarmSummaryAck,
+    AcknowledgeAlarmRequest, AlarmSummary, EnrollmentSummary, EventNotification, EventSummary, GetAlarmSummaryAck,
     GetEnrollmentSummaryAck, GetEnrollmentSummaryRequest, GetEventInformationAck, GetEventInformationRequest,
     ServiceCodec, TimeStamp,
 };
+
+/// An event notification received from a device.
+#[derive(Debug, Clone)]
+pub struct EventNotificationReceived {
+    /// Who sent it.
+    pub source: DeviceAddress,
+    /// It came as a ConfirmedEventNotification (and was acknowledged).
+    pub confirmed: bool,
+    /// What it says.
+    pub notification: EventNotification,
+}
 
 /// The most GetEventInformation pages read for one answer (a device that
 /// keeps saying "more events" past this is answering in circles).
 pub const MAX_EVENT_PAGES: usize = 1000;
 
 impl Client {
+    /// Every event notification this client receives, from any device.
+    pub fn event_notifications(&self) -> tokio::sync::broadcast::Receiver<EventNotificationReceived> {
+        self.events.subscribe()
+    }
+
     /// GetEventInformation, every page: the objects in an offnormal or
     /// fault state or with a transition not acknowledged.
     pub async fn get_event_information(&self, device: &DeviceAddress) -> Result<Vec<EventSummary>, ClientError> {

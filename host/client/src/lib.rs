@@ -37,6 +37,7 @@ pub use files::FILE_CHUNK;
 pub use actor::{Destination, UnconfirmedReceived};
 pub use cov::{CovNotificationReceived, CovSubscription};
 pub use error::ClientError;
+pub use events::EventNotificationReceived;
 pub use trellis_net::{DeviceAddress, LinkAddress, ParseAddressError, RemoteStation};
 pub use who_is::{Discovered, WhoIsScan};
 
@@ -86,6 +87,7 @@ pub struct Client {
     commands: mpsc::Sender<Command>,
     unconfirmed: broadcast::Sender<UnconfirmedReceived>,
     cov: broadcast::Sender<CovNotificationReceived>,
+    events: broadcast::Sender<EventNotificationReceived>,
     local: LinkAddress,
     broadcast: LinkAddress,
     tsm: TsmConfig,
@@ -287,6 +289,7 @@ impl Client {
         let (cmd_tx, cmd_rx) = mpsc::channel(1024);
         let (unconfirmed, _) = broadcast::channel(4096);
         let (cov, _) = broadcast::channel(4096);
+        let (events, _) = broadcast::channel(4096);
         let actor = Actor {
             tsm: bacnet::tsm::ClientTsm::new(tsm),
             peer_limits: Default::default(),
@@ -295,11 +298,22 @@ impl Client {
             received,
             unconfirmed: unconfirmed.clone(),
             cov: cov.clone(),
+            events: events.clone(),
             waiting: HashMap::new(),
             epoch: tokio::time::Instant::now(),
         };
         tokio::spawn(actor.run());
-        Client { commands: cmd_tx, unconfirmed, cov, local, broadcast, tsm, bip6: None, tasks: Default::default() }
+        Client {
+            commands: cmd_tx,
+            unconfirmed,
+            cov,
+            events,
+            local,
+            broadcast,
+            tsm,
+            bip6: None,
+            tasks: Default::default(),
+        }
     }
 
     fn keep(&self, task: tokio::task::JoinHandle<()>) {

@@ -1,5 +1,7 @@
-//! `trellis events` and `trellis ack`: a device's alarms and events
-//! (GetEventInformation) and their acknowledgment (AcknowledgeAlarm).
+//! `trellis events`, `trellis ack` and `trellis listen`: a device's alarms
+//! and events (GetEventInformation), their acknowledgment
+//! (AcknowledgeAlarm), and the event notifications a Notification Class
+//! sends to this CLI as its recipient.
 
 use super::{Failure, device, object};
 use crate::client::Client;
@@ -33,6 +35,17 @@ pub struct AckArgs {
     /// Acknowledging process identifier.
     #[arg(long, value_name = "ID", default_value_t = 1)]
     process: u32,
+}
+
+/// Arguments of `trellis listen`.
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    /// Stop after this many notifications.
+    #[arg(long, value_name = "N")]
+    count: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "S")]
+    duration: Option<u64>,
 }
 
 const TRANSITIONS: [&str; 3] = ["to-offnormal", "to-fault", "to-normal"];
@@ -128,6 +141,61 @@ pub async fn run_ack(client: &Client, a: AckArgs) -> Result<(), Failure> {
             )
             .await?;
         println!("{o}: {} acknowledged", TRANSITIONS[i]);
+    }
+    Ok(())
+}
+
+/// One line for an event notification.
+fn notification_line(r: &crate::client::EventNotificationReceived) -> String {
+    let n = &r.notification;
+    let from = n.from_state.map(|s| format!("{s} -> ")).unwrap_or_default();
+    let mut line = format!(
+        "{} {} {} {}{} ({}, class {}, priority {}, {}{}) from {} process {}",
+        stamp(&n.time_stamp),
+        n.event_object,
+        n.notify_type,
+        from,
+        n.to_state,
+        n.event_type,
+        n.notification_class,
+        n.priority,
+        if r.confirmed { "confirmed" } else { "unconfirmed" },
+        if n.ack_required == Some(true) { ", ack required" } else { "" },
+        n.initiating_device,
+        n.process_identifier,
+    );
+    if let Some(text) = &n.message_text {
+        line += &format!(": {text}");
+    }
+    line
+}
+
+/// Run `trellis listen`: print every event notification this CLI receives
+/// (bind it where a Notification Class's recipient is, with --port).
+pub async fn run_listen(client: &Client, a: ListenArgs) -> Result<(), Failure> {
+    let mut notifications = client.event_notifications();
+    let deadline = a.duration.map(|s| tokio::time::Instant::now() + std::time::Duration::from_secs(s));
+    let mut seen = 0u64;
+    eprintln!("listening for event notifications");
+    while a.count.is_none_or(|n| seen < n) {
+        let next = async {
+            match deadline {
+                Some(d) => tokio::time::timeout_at(d, notifications.recv()).await.ok(),
+                None => Some(notifications.recv().await),
+            }
+        };
+        tokio::select! {
+            r = next => match r {
+                None => break,
+                Some(Ok(r)) => {
+                    println!("{}", notification_line(&r));
+                    seen += 1;
+                }
+                Some(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => eprintln!("{n} notifications missed (too many at once)"),
+                Some(Err(tokio::sync::broadcast::error::RecvError::Closed)) => break,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        }
     }
     Ok(())
 }

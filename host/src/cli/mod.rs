@@ -203,6 +203,14 @@ pub enum Command {
     ///
     /// Example: trellis ack 192.168.1.20 analog-input,7 --source "Operator 1"
     Ack(events::AckArgs),
+    /// Print the event notifications this CLI receives as a Notification Class recipient.
+    ///
+    /// Bind where the recipient is (--port), e.g. trellis --port 47809 listen. One line per
+    /// notification: time stamp, object, notify type, transition, event type, class, priority,
+    /// confirmed or not (a confirmed one is acknowledged), the device and process, the message text.
+    ///
+    /// Example: trellis --port 47809 listen --count 10
+    Listen(events::ListenArgs),
     /// Stop or resume a device's communication (DeviceCommunicationControl).
     ///
     /// disable-initiation stops the device initiating requests (I-Am, notifications) while it goes on
@@ -433,6 +441,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::File(a) => file::run(&client, a).await,
         Command::Events(a) => events::run_events(&client, a).await,
         Command::Ack(a) => events::run_ack(&client, a).await,
+        Command::Listen(a) => events::run_listen(&client, a).await,
         Command::Dcc(a) => dcc::run(&client, a).await,
         Command::Cov(a) => cov::run(&client, a).await,
         Command::Reinit(a) => reinit::run(&client, a).await,

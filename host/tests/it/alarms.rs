@@ -187,3 +187,154 @@ fn cli(args: &[&str]) -> String {
     assert!(out.status.success(), "trellis {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     stdout
 }
+
+/// Runs `host/tests/peers/alarm_client.py` as `stack`; with `ready`, once
+/// the script says READY (its recipient is listening) `ready` runs.
+/// Returns its JSON line.
+fn third_party(stack: &str, port: u16, own_port: u16, gateway: &Gateway, ready: impl FnOnce()) -> String {
+    use std::io::BufRead;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/alarm_client.py");
+    let mut child = std::process::Command::new(crate::peers::python())
+        .arg(&script)
+        .args(["--stack", stack, "--target", &format!("127.0.0.1:{port}"), "--device", "389007"])
+        .args(["--port", &own_port.to_string(), "--object", "analog-input,1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run alarm_client.py");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    if stack == "bacpypes3" {
+        loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            said.push_str(&line);
+            if line.trim() == "READY" {
+                break;
+            }
+        }
+    }
+    ready();
+    let out = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stack}: {stdout}\n{said}{rest}\ngateway:\n{}", gateway.log());
+    stdout.lines().last().unwrap_or_default().to_owned()
+}
+
+/// bacpypes3 is the Notification Class's confirmed recipient: it decodes
+/// the ConfirmedEventNotification with its own codec, acknowledges it,
+/// lists the alarm (GetEventInformation, GetAlarmSummary,
+/// GetEnrollmentSummary) and acknowledges the alarm; rusty-bacnet lists
+/// and acknowledges the next one. tshark dissects the conversation.
+#[test]
+fn bacpypes3_and_rusty_bacnet_receive_list_and_acknowledge_alarms_and_tshark_dissects_them() {
+    let _timing = crate::peers::shared_blocking();
+    let scratch = Scratch::new("alarms", "peers");
+    let (front_end, printer, port) = (free_port(), free_port(), free_port());
+    let path = config(&scratch, port, front_end, printer);
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let pcap = scratch.path("alarms.pcap");
+    let capture = crate::tshark::Capture::on("lo", &format!("udp port {port}"), &pcap);
+    let address = format!("127.0.0.1:{port}");
+    let write = |property: &str, value: &str| {
+        cli(&["write", &address, "analog-input,1", property, value]);
+    };
+    write("out-of-service", "bool:true");
+    write("time-delay", "unsigned:0");
+
+    // bacpypes3 listens where the printer (the confirmed recipient) is.
+    let line = third_party("bacpypes3", port, printer, &gateway, || write("present-value", "real:31.5"));
+    for expected in [
+        r#""confirmed": true"#,
+        r#""object": "analog-input,1""#,
+        r#""to_state": "high-limit""#,
+        r#""from_state": "normal""#,
+        r#""priority": 100"#,
+        r#""ack_required": true"#,
+        r#""exceeding_value": 31.5"#,
+        r#""exceeded_limit": 28.0"#,
+        r#""acknowledged": true"#,
+    ] {
+        assert!(line.contains(expected), "bacpypes3 saw no {expected}: {line}");
+    }
+    assert!(line.contains(r#""alarm_summary": [{"object": "analog-input,1", "state": "high-limit"}]"#), "{line}");
+    assert!(line.contains(r#""acked": [false, true, true]"#), "before the acknowledgment: {line}");
+    assert!(line.contains(r#""acked": [true, true, true]"#), "after it: {line}");
+
+    // Back to normal, then low: rusty-bacnet acknowledges the low limit.
+    write("present-value", "real:22.0");
+    write("present-value", "real:10.0");
+    std::thread::sleep(Duration::from_millis(300));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/alarm_client.py");
+    let out = std::process::Command::new(crate::peers::python())
+        .arg(&script)
+        .args(["--stack", "rusty", "--target", &address, "--device", "389007"])
+        .args(["--port", &free_port().to_string(), "--object", "analog-input,1", "--object-type", "0"])
+        .args(["--ack-state", "low-limit"])
+        .output()
+        .expect("run alarm_client.py");
+    let line = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "rusty: {line}\n{}\n{}", String::from_utf8_lossy(&out.stderr), gateway.log());
+    assert!(line.contains(r#""stamp_found": true"#) && line.contains(r#""acknowledged": true"#), "{line}");
+    assert!(line.contains("LOW_LIMIT") || line.contains("low"), "rusty's alarm summary names the state: {line}");
+    let listed = cli(&["events", &address]);
+    assert!(listed.contains("analog-input,1 low-limit") && !listed.contains("NOT ACKED"), "{listed}");
+
+    capture.finish(
+        &[port, front_end, printer],
+        &[
+            "confirmedEventNotification",
+            "getEventInformation",
+            "getAlarmSummary",
+            "getEnrollmentSummary",
+            "acknowledgeAlarm",
+        ],
+    );
+    drop(gateway);
+}
+
+/// `trellis listen` as the front end: it prints each event notification
+/// it receives, one line each, with the transition and the message text.
+#[test]
+fn trellis_listen_prints_the_notifications_it_receives() {
+    use std::io::BufRead;
+    let _timing = crate::peers::shared_blocking();
+    let scratch = Scratch::new("alarms", "listen");
+    let (front_end, printer, port) = (free_port(), free_port(), free_port());
+    let path = config(&scratch, port, front_end, printer);
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let mut listener = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--bind", "127.0.0.1", "--port", &front_end.to_string(), "listen", "--count", "2", "--duration", "60"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run trellis listen");
+    let mut stderr = std::io::BufReader::new(listener.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("listening") {
+        assert!(stderr.read_line(&mut said).unwrap() > 0, "trellis listen exited: {said}");
+    }
+    let address = format!("127.0.0.1:{port}");
+    for (property, value) in
+        [("out-of-service", "bool:true"), ("time-delay", "unsigned:0"), ("present-value", "real:31.5")]
+    {
+        cli(&["write", &address, "analog-input,1", property, value]);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    cli(&["write", &address, "analog-input,1", "present-value", "real:21.0"]);
+    let out = listener.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{printed}\n{said}\ngateway:\n{}", gateway.log());
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 2, "{printed}");
+    assert!(lines[0].contains("analog-input,1 alarm normal -> high-limit"), "{printed}");
+    assert!(lines[0].contains("ack required") && lines[0].contains("Zone 1 temperature out of range"), "{printed}");
+    assert!(lines[1].contains("high-limit -> normal") && lines[1].contains("priority 200"), "{printed}");
+    drop(gateway);
+}

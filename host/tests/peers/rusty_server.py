@@ -22,6 +22,12 @@ Objects:
   trend-log,1         "tl1" polls Zone Temp present-value once a second
   analog-value,2..N+1 "av2".. (one per --objects)
 
+``--alarm-recipient PORT``: analog-value,1 reports alarms (intrinsic
+reporting, OUT_OF_RANGE: Low_Limit 16, High_Limit 28, both enabled,
+Time_Delay 0, every transition enabled) to notification-class,1, whose one
+recipient is 127.0.0.1:PORT (unconfirmed). Its relinquish-default 42.0 is
+beyond the limit: a client commands it inside first.
+
 ``--bbmd``: the server is also a BBMD accepting foreign devices (an empty
 BDT: its own row only).
 
@@ -78,6 +84,8 @@ async def main() -> int:
                         help="be a BBMD that accepts foreign-device registrations (no peers)")
     parser.add_argument("--ipv6", metavar="ADDR",
                         help="BACnet/IPv6 on [ADDR]:PORT instead of B/IP (VMAC = the device instance)")
+    parser.add_argument("--alarm-recipient", type=int, metavar="PORT",
+                        help="analog-value,1 alarms outside 16..28 to 127.0.0.1:PORT (notification-class,1)")
     args = parser.parse_args()
     if args.mstp is not None:
         return await serve_mstp(args)
@@ -114,6 +122,11 @@ async def main() -> int:
     )
     for i in range(2, 2 + args.objects):
         server.add_analog_value(i, f"av{i}", units=62, present_value_access="commandable")
+    if args.alarm_recipient is not None:
+        mac = bytes([127, 0, 0, 1]) + args.alarm_recipient.to_bytes(2, "big")
+        server.add_notification_class(1, "alarms", 1, recipients=[
+            {"recipient": {"kind": "address", "network_number": 0, "mac_address": mac}, "process_identifier": 1},
+        ])
 
     await server.start()
 
@@ -123,6 +136,16 @@ async def main() -> int:
         av1, PropertyIdentifier.RELINQUISH_DEFAULT, PropertyValue.real(42.0),
         source_object=None,
     )
+    if args.alarm_recipient is not None:
+        for prop, value in [
+            (PropertyIdentifier.HIGH_LIMIT, PropertyValue.real(28.0)),
+            (PropertyIdentifier.LOW_LIMIT, PropertyValue.real(16.0)),
+            (PropertyIdentifier.NOTIFICATION_CLASS, PropertyValue.unsigned(1)),
+            (PropertyIdentifier.TIME_DELAY, PropertyValue.unsigned(0)),
+            (PropertyIdentifier.LIMIT_ENABLE, PropertyValue.bit_string(6, bytes([0xC0]))),
+            (PropertyIdentifier.EVENT_ENABLE, PropertyValue.bit_string(5, bytes([0xE0]))),
+        ]:
+            await server.write_property_local(av1, prop, value, source_object=None)
     csv1 = ObjectIdentifier(ObjectType.CHARACTERSTRING_VALUE, 1)
     try:
         await server.write_property_local(
