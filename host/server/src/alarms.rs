@@ -14,9 +14,14 @@
 //! order, paged by what the answer has room for), GetAlarmSummary and
 //! GetEnrollmentSummary, all read through the model's properties.
 //!
-//! Partial, on purpose: recipients given as a device (not an address) are
-//! not resolved (counted as unreachable), nor are addresses on another
-//! network; Event Enrollment objects are not built.
+//! A recipient given as a device is found by a Who-Is for its instance
+//! (broadcast on the notifier's port) and its I-Am; the address is kept for
+//! [`BINDING_LIFETIME`] and then asked again. A notification waits at most
+//! [`BINDING_TIMEOUT`] for its recipient's I-Am (at most [`MAX_AWAITING`]
+//! wait), then counts as unreachable.
+//!
+//! Partial, on purpose: addresses on another network are not reached
+//! (counted as unreachable); Event Enrollment objects are not built.
 //!
 //! Must never: hold a lock across an await, send a notification for a
 //! class the device does not have, or drop one without counting it.
@@ -33,9 +38,12 @@ use bacnet::services::{
     GetEventInformationRequest, NotificationParameters, ServiceCodec, TimeStamp,
 };
 use bacnet::{AnyValue, BitString, CharacterString, ObjectIdentifier, Value};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 use trellis_model::{EventTransition, ObjectModel, PropertyTarget};
 use trellis_net::DeviceAddress;
 
@@ -67,6 +75,26 @@ pub struct AlarmStats {
     pub suppressed: AtomicU64,
 }
 
+/// How long a device recipient's address, learned from its I-Am, is used
+/// before it is asked again.
+pub const BINDING_LIFETIME: Duration = Duration::from_secs(300);
+/// How long a notification waits for its device recipient's I-Am.
+pub const BINDING_TIMEOUT: Duration = Duration::from_secs(3);
+/// Notifications that may wait for an I-Am at once; past that they count
+/// as unreachable.
+pub const MAX_AWAITING: usize = 256;
+/// Device recipients whose address is kept at once.
+const MAX_BINDINGS: usize = 1024;
+
+/// A notification waiting for its device recipient's address.
+#[derive(Debug)]
+struct Awaiting {
+    instance: u32,
+    confirmed: bool,
+    notification: EventNotification,
+    since: Instant,
+}
+
 /// One device's alarm machinery.
 #[derive(Debug, Default)]
 pub struct Alarms {
@@ -74,11 +102,108 @@ pub struct Alarms {
     pub stats: AlarmStats,
     /// Acknowledgment notifications waiting for the notifier.
     queued: Mutex<Vec<EventNotification>>,
-    /// Wakes the notifier: an acknowledgment queued its notification.
+    /// Device recipients' addresses, by instance, and when learned.
+    bindings: Mutex<HashMap<u32, (DeviceAddress, Instant)>>,
+    /// Notifications waiting for an I-Am.
+    awaiting: Mutex<Vec<Awaiting>>,
+    /// Wakes the notifier: an acknowledgment queued its notification, or a
+    /// device recipient's I-Am came.
     pub(crate) wake: Notify,
 }
 
 impl Alarms {
+    /// The address of device recipient `instance`, if known and fresh.
+    fn binding(&self, instance: u32) -> Option<DeviceAddress> {
+        let bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
+        bindings.get(&instance).filter(|(_, at)| at.elapsed() < BINDING_LIFETIME).map(|(a, _)| a.clone())
+    }
+
+    /// An I-Am from `instance` at `address`: kept when a notification waits
+    /// for it or it is a recipient already bound (other devices' I-Ams are
+    /// not remembered).
+    pub(crate) fn i_am(&self, instance: u32, address: &DeviceAddress) {
+        let awaited =
+            self.awaiting.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|a| a.instance == instance);
+        let mut bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
+        if !awaited && !bindings.contains_key(&instance) {
+            return;
+        }
+        if bindings.len() >= MAX_BINDINGS && !bindings.contains_key(&instance) {
+            bindings.retain(|_, (_, at)| at.elapsed() < BINDING_LIFETIME);
+        }
+        if bindings.len() < MAX_BINDINGS || bindings.contains_key(&instance) {
+            bindings.insert(instance, (address.clone(), Instant::now()));
+        }
+        drop(bindings);
+        if awaited {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Park `n` for device recipient `instance`; whether a Who-Is should go
+    /// out (none was sent for it in the last second); `None` when too many
+    /// wait already.
+    fn park(&self, instance: u32, confirmed: bool, notification: EventNotification) -> Option<bool> {
+        let mut awaiting = self.awaiting.lock().unwrap_or_else(PoisonError::into_inner);
+        if awaiting.len() >= MAX_AWAITING {
+            return None;
+        }
+        let asked = awaiting.iter().any(|a| a.instance == instance && a.since.elapsed() < Duration::from_secs(1));
+        awaiting.push(Awaiting { instance, confirmed, notification, since: Instant::now() });
+        Some(!asked)
+    }
+
+    /// Device_Address_Binding: the device recipients whose address is
+    /// known, as (Device object identifier, BACnetAddress), in instance
+    /// order.
+    pub fn device_address_binding(&self) -> AnyValue {
+        let bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut fresh: Vec<(&u32, &DeviceAddress)> =
+            bindings.iter().filter(|(_, (_, at))| at.elapsed() < BINDING_LIFETIME).map(|(i, (a, _))| (i, a)).collect();
+        fresh.sort_by_key(|(i, _)| **i);
+        let mut out = Vec::new();
+        for (instance, address) in fresh {
+            let (net, mac) = match &address.remote {
+                Some(r) => (r.net, r.mac.clone()),
+                None => (0, address.link.mac_octets()),
+            };
+            let device = ObjectIdentifier { object_type: ObjectType::DEVICE, instance: *instance };
+            out.extend([
+                bacnet::Element::Application(Value::ObjectIdentifier(device)),
+                bacnet::Element::Application(Value::Unsigned(u64::from(net))),
+                bacnet::Element::Application(Value::OctetString(mac)),
+            ]);
+        }
+        AnyValue(out)
+    }
+
+    /// When the oldest waiting notification gives up.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        let awaiting = self.awaiting.lock().unwrap_or_else(PoisonError::into_inner);
+        awaiting.iter().map(|a| a.since + BINDING_TIMEOUT).min()
+    }
+
+    /// The waiting notifications whose recipient is now known (with its
+    /// address), and the number that gave up.
+    fn ready(&self) -> (Vec<(DeviceAddress, bool, EventNotification)>, u64) {
+        let mut awaiting = self.awaiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut ready = Vec::new();
+        let mut expired = 0;
+        awaiting.retain_mut(|a| {
+            if let Some(to) = self.binding(a.instance) {
+                let n = std::mem::replace(&mut a.notification, placeholder());
+                ready.push((to, a.confirmed, n));
+                return false;
+            }
+            if a.since.elapsed() >= BINDING_TIMEOUT {
+                expired += 1;
+                return false;
+            }
+            true
+        });
+        (ready, expired)
+    }
+
     fn queue(&self, n: EventNotification) {
         self.queued.lock().unwrap_or_else(PoisonError::into_inner).push(n);
         self.wake.notify_one();
@@ -139,6 +264,72 @@ pub(crate) trait EventSink: super::cov::NotificationSink {
     /// A station on the local network of this port by its MAC address, if
     /// the MAC is one this port speaks.
     fn local_station(&self, mac: &[u8]) -> Option<DeviceAddress>;
+    /// Broadcast an unconfirmed request on this port's network (a Who-Is
+    /// for a device recipient).
+    fn broadcast(
+        &self,
+        service: UnconfirmedServiceChoice,
+        body: Vec<u8>,
+    ) -> impl std::future::Future<Output = std::io::Result<()>> + Send;
+}
+
+/// What a taken notification leaves behind (never sent).
+fn placeholder() -> EventNotification {
+    EventNotification {
+        process_identifier: 0,
+        initiating_device: ObjectIdentifier { object_type: ObjectType::DEVICE, instance: 0 },
+        event_object: ObjectIdentifier { object_type: ObjectType::DEVICE, instance: 0 },
+        time_stamp: TimeStamp::SequenceNumber(0),
+        notification_class: 0,
+        priority: 0,
+        event_type: EventType::CHANGE_OF_STATE,
+        message_text: None,
+        notify_type: NotifyType::EVENT,
+        ack_required: None,
+        from_state: None,
+        to_state: EventState::NORMAL,
+        event_values: None,
+    }
+}
+
+/// Send the notifications whose device recipient answered, and count those
+/// that waited too long.
+pub(crate) async fn send_awaiting<M: ObjectModel, S: EventSink>(server: &Server<M>, sink: &S) {
+    let (ready, expired) = server.alarms().ready();
+    if expired > 0 {
+        server.alarms().stats.unreachable.fetch_add(expired, Ordering::Relaxed);
+        tracing::warn!(notifications = expired, "no I-Am from a device recipient in time: notifications not sent");
+    }
+    for (to, confirmed, n) in ready {
+        deliver(server, sink, to, confirmed, &n).await;
+    }
+}
+
+/// Send one notification to one recipient, counted.
+async fn deliver<M: ObjectModel, S: EventSink>(
+    server: &Server<M>,
+    sink: &S,
+    to: DeviceAddress,
+    confirmed: bool,
+    n: &EventNotification,
+) {
+    let alarms = server.alarms();
+    let body = n.to_vec();
+    if confirmed {
+        if sink.confirmed(to, ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION, body) {
+            alarms.stats.confirmed_queued.fetch_add(1, Ordering::Relaxed);
+        } else {
+            alarms.stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+        }
+    } else {
+        match sink.unconfirmed(&to, UnconfirmedServiceChoice::UNCONFIRMED_EVENT_NOTIFICATION, body).await {
+            Ok(()) => alarms.stats.unconfirmed_sent.fetch_add(1, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(to = %to, error = %e, "event notification not sent");
+                alarms.stats.send_failed.fetch_add(1, Ordering::Relaxed)
+            }
+        };
+    }
 }
 
 /// Send `n` (its process identifier filled in per recipient) to every
@@ -160,32 +351,40 @@ pub(crate) async fn send_to_recipients<M: ObjectModel, S: EventSink>(
     }
     let now = server.model().clock().unwrap_or_default().now().local_date_time();
     for d in class.recipients.iter().filter(|d| matches(d, n.to_state, now)) {
+        n.process_identifier = d.process_identifier;
         let to = match &d.recipient {
             bacnet::cov::Recipient::Address { network_number: 0, mac_address } => sink.local_station(mac_address),
+            bacnet::cov::Recipient::Device(device) => match alarms.binding(device.instance) {
+                Some(to) => Some(to),
+                None => {
+                    match alarms.park(device.instance, d.issue_confirmed_notifications, n.clone()) {
+                        Some(true) => {
+                            let range = Some((device.instance, device.instance));
+                            let who_is = bacnet::services::WhoIs { range }.to_vec();
+                            if let Err(e) = sink.broadcast(UnconfirmedServiceChoice::WHO_IS, who_is).await {
+                                tracing::warn!(device = device.instance, error = %e, "Who-Is for an event recipient not sent");
+                            }
+                        }
+                        Some(false) => {}
+                        None => {
+                            alarms.stats.unreachable.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(
+                                device = device.instance,
+                                "too many notifications wait for an I-Am: not sent"
+                            );
+                        }
+                    }
+                    continue;
+                }
+            },
             _ => None,
         };
         let Some(to) = to else {
             alarms.stats.unreachable.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(recipient = ?d.recipient, "event recipient not reachable from this port (device recipients and other networks are not resolved yet)");
+            tracing::warn!(recipient = ?d.recipient, "event recipient not reachable from this port (another network, or a MAC this port does not speak)");
             continue;
         };
-        n.process_identifier = d.process_identifier;
-        let body = n.to_vec();
-        if d.issue_confirmed_notifications {
-            if sink.confirmed(to, ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION, body) {
-                alarms.stats.confirmed_queued.fetch_add(1, Ordering::Relaxed);
-            } else {
-                alarms.stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
-            }
-        } else {
-            match sink.unconfirmed(&to, UnconfirmedServiceChoice::UNCONFIRMED_EVENT_NOTIFICATION, body).await {
-                Ok(()) => alarms.stats.unconfirmed_sent.fetch_add(1, Ordering::Relaxed),
-                Err(e) => {
-                    tracing::warn!(to = %to, error = %e, "event notification not sent");
-                    alarms.stats.send_failed.fetch_add(1, Ordering::Relaxed)
-                }
-            };
-        }
+        deliver(server, sink, to, d.issue_confirmed_notifications, &n).await;
     }
 }
 
@@ -504,6 +703,102 @@ mod tests {
 
     fn at(weekday: u8, hour: u8) -> (bacnet::Date, bacnet::Time) {
         (bacnet::Date { year: 126, month: 12, day: 3, weekday }, Time { hour, minute: 30, second: 0, hundredths: 0 })
+    }
+
+    /// What the notifier sent, as (to, service number, body); broadcasts
+    /// have no address.
+    type Datagram = (Option<DeviceAddress>, u8, Vec<u8>);
+
+    #[derive(Default)]
+    struct Sent(Mutex<Vec<Datagram>>);
+
+    impl super::super::cov::NotificationSink for Sent {
+        async fn unconfirmed(
+            &self,
+            to: &DeviceAddress,
+            s: UnconfirmedServiceChoice,
+            body: Vec<u8>,
+        ) -> std::io::Result<()> {
+            self.0.lock().unwrap().push((Some(to.clone()), s.0, body));
+            Ok(())
+        }
+        fn confirmed(&self, to: DeviceAddress, s: ConfirmedServiceChoice, body: Vec<u8>) -> bool {
+            self.0.lock().unwrap().push((Some(to), s.0, body));
+            true
+        }
+    }
+
+    impl EventSink for Sent {
+        fn local_station(&self, _: &[u8]) -> Option<DeviceAddress> {
+            None
+        }
+        async fn broadcast(&self, s: UnconfirmedServiceChoice, body: Vec<u8>) -> std::io::Result<()> {
+            self.0.lock().unwrap().push((None, s.0, body));
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_device_recipient_is_found_by_who_is_and_told_once_its_i_am_comes() {
+        let front_end = 389_100;
+        let mut d = destination(&[true; 7], (0, 0), (23, 59), [true, true, true]);
+        d.recipient =
+            bacnet::cov::Recipient::Device(ObjectIdentifier { object_type: ObjectType::DEVICE, instance: front_end });
+        let class = super::super::notification_class::NotificationClassConfig {
+            instance: 1,
+            name: "c".into(),
+            description: None,
+            priority: [10, 20, 30],
+            ack_required: [false; 3],
+            recipients: vec![d],
+            writable: false,
+        };
+        let config = super::super::DeviceConfig { notification_classes: vec![class], ..Default::default() };
+        let model = super::super::DeviceOnlyModel::new(4000, "dut");
+        let server = super::super::build(model, config, 0).await.unwrap();
+        let sent = Sent::default();
+        let mut n = placeholder();
+        n.notification_class = 1;
+        n.to_state = EventState::HIGH_LIMIT;
+        n.notify_type = NotifyType::ALARM;
+        send_to_recipients(&server, &sent, n.clone()).await;
+        send_to_recipients(&server, &sent, n).await;
+        {
+            let sent = sent.0.lock().unwrap();
+            assert_eq!(sent.len(), 1, "one Who-Is for both");
+            assert_eq!((sent[0].0.clone(), sent[0].1), (None, UnconfirmedServiceChoice::WHO_IS.0));
+            let who_is = bacnet::services::WhoIs::decode(&sent[0].2).unwrap();
+            assert_eq!(who_is.range, Some((front_end, front_end)));
+        }
+        // Another device's I-Am is not remembered; the recipient's is.
+        let at = DeviceAddress::direct(std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 47_809));
+        server.alarms().i_am(777, &at);
+        assert!(server.alarms().binding(777).is_none());
+        // The recipient's I-Am, as the station hands it to the server.
+        let i_am = bacnet::services::IAm {
+            device: ObjectIdentifier { object_type: ObjectType::DEVICE, instance: front_end },
+            max_apdu_length_accepted: 1476,
+            segmentation_supported: bacnet::Segmentation::NO_SEGMENTATION,
+            vendor_id: 555,
+        };
+        let mut apdu = Vec::new();
+        bacnet::apdu::Apdu::UnconfirmedRequest { service: UnconfirmedServiceChoice::I_AM, body: &i_am.to_vec() }
+            .encode(&mut apdu);
+        assert!(server.handle(&at, &apdu, true).await.is_none(), "an I-Am is not answered");
+        send_awaiting(&server, &sent).await;
+        let sent = sent.0.lock().unwrap();
+        assert_eq!(sent.len(), 3, "both notifications, to the address of the I-Am");
+        for (to, service, body) in &sent[1..] {
+            assert_eq!(
+                (to.as_ref(), *service),
+                (Some(&at), UnconfirmedServiceChoice::UNCONFIRMED_EVENT_NOTIFICATION.0)
+            );
+            assert_eq!(EventNotification::decode(body).unwrap().process_identifier, 1, "the destination's process");
+        }
+        assert_eq!(server.alarms().next_deadline(), None, "nothing waits");
+        let binding = server.alarms().device_address_binding();
+        assert_eq!(binding.0.len(), 3, "one (device, network, MAC): {binding:?}");
+        assert_eq!(binding.0[2], bacnet::Element::Application(Value::OctetString(vec![127, 0, 0, 1, 0xBA, 0xC1])));
     }
 
     #[test]

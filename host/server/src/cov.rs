@@ -393,11 +393,13 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
             _ = cov.initial.notified() => tokio::time::sleep(INITIAL_NOTIFICATION_DELAY).await,
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
             _ = server.alarms().wake.notified() => {}
+            _ = sleep_until(server.alarms().next_deadline()) => {}
         }
         super::alarms::notify_transitions(&server, &sink, transitions).await;
         for n in server.alarms().take_queued() {
             super::alarms::send_to_recipients(&server, &sink, n).await;
         }
+        super::alarms::send_awaiting(&server, &sink).await;
         let initiating = server.device_id();
         let mut multiple = Vec::new();
         while let Some(n) = cov.with_table(|t, _| t.poll_notification()) {

@@ -247,15 +247,23 @@ impl<M: ObjectModel> Server<M> {
     pub async fn handle(&self, peer: &DeviceAddress, apdu: &[u8], received_as_broadcast: bool) -> Option<Reply> {
         match Apdu::decode(apdu).ok()? {
             Apdu::ConfirmedRequest(c) if !received_as_broadcast => Some(self.confirmed(peer, &c).await),
-            Apdu::UnconfirmedRequest { service, body } => self.unconfirmed(service, body, received_as_broadcast).await,
+            Apdu::UnconfirmedRequest { service, body } => {
+                self.unconfirmed(peer, service, body, received_as_broadcast).await
+            }
             _ => None,
         }
     }
 
-    async fn unconfirmed(&self, service: U, body: &[u8], broadcast: bool) -> Option<Reply> {
+    async fn unconfirmed(&self, peer: &DeviceAddress, service: U, body: &[u8], broadcast: bool) -> Option<Reply> {
         let me = self.host.id.instance;
         let in_range = |r: Option<(u32, u32)>| r.is_none_or(|(lo, hi)| (lo..=hi).contains(&me));
         match service {
+            U::I_AM => {
+                // A device recipient of an event notification answering our Who-Is.
+                let i_am = bacnet::services::IAm::decode(body).ok()?;
+                self.alarms.i_am(i_am.device.instance, peer);
+                None
+            }
             U::WHO_IS => {
                 let who = WhoIs::decode(body).ok()?;
                 in_range(who.range).then(|| Reply { apdu: self.i_am_apdu(), broadcast })
@@ -680,6 +688,7 @@ impl<M: ObjectModel> Server<M> {
     fn host_value(&self, p: P) -> Option<bacnet::AnyValue> {
         match p {
             P::ACTIVE_COV_SUBSCRIPTIONS => Some(self.cov.active_subscriptions()),
+            P::DEVICE_ADDRESS_BINDING => Some(self.alarms.device_address_binding()),
             _ => self.host.read(p),
         }
     }

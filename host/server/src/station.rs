@@ -153,6 +153,13 @@ impl<L: Link> NotificationSink for LinkSink<L> {
 }
 
 impl<L: Link> super::alarms::EventSink for LinkSink<L> {
+    async fn broadcast(&self, service: UnconfirmedServiceChoice, body: Vec<u8>) -> std::io::Result<()> {
+        let mut apdu = Vec::with_capacity(body.len() + 2);
+        Apdu::UnconfirmedRequest { service, body: &body }.encode(&mut apdu);
+        let everyone = self.link.broadcast_address();
+        send(&self.link, &everyone, &apdu, NetworkPriority::NORMAL, Delivery::Broadcast).await
+    }
+
     fn local_station(&self, mac: &[u8]) -> Option<DeviceAddress> {
         let link = match (self.link.broadcast_address().link, mac) {
             (LinkAddress::Ip(_), [a, b, c, d, p0, p1]) => {
