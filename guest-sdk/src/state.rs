@@ -363,8 +363,10 @@ fn restore(store: &mut Store, id: ObjectIdentifier, p: P, v: &AnyValue) {
                 PresentValue::MultiState(n) => Some(n),
                 PresentValue::Analog(_) => None,
             };
+            let reliability = o.effective_reliability();
             if let Some(r) = o.reporting.as_mut() {
                 r.detector = bacnet::event::Detector::resume(state, value);
+                r.fault_reliability = (state == bacnet::EventState::FAULT).then_some(reliability);
                 o.event_state = state;
             }
         }

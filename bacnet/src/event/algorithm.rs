@@ -57,11 +57,15 @@ impl Algorithm {
                     EventState::LOW_LIMIT => !*low_enabled,
                     _ => false,
                 };
+                // The disabled limit first: NORMAL at once, even when the
+                // value is beyond the other limit (its own transition
+                // follows from NORMAL, after its Time_Delay).
                 let to = match current {
+                    EventState::HIGH_LIMIT | EventState::LOW_LIMIT if disabled => EventState::NORMAL,
                     EventState::HIGH_LIMIT if below => EventState::LOW_LIMIT,
-                    EventState::HIGH_LIMIT if disabled || v < high_limit - deadband => EventState::NORMAL,
+                    EventState::HIGH_LIMIT if v < high_limit - deadband => EventState::NORMAL,
                     EventState::LOW_LIMIT if above => EventState::HIGH_LIMIT,
-                    EventState::LOW_LIMIT if disabled || v > low_limit + deadband => EventState::NORMAL,
+                    EventState::LOW_LIMIT if v > low_limit + deadband => EventState::NORMAL,
                     EventState::HIGH_LIMIT | EventState::LOW_LIMIT => return None,
                     _ if above => EventState::HIGH_LIMIT,
                     _ if below => EventState::LOW_LIMIT,

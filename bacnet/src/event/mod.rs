@@ -143,8 +143,11 @@ impl Detector {
             EventState::NORMAL => inputs.time_delay_normal,
             _ => inputs.time_delay,
         };
+        // The same condition keeps its start, unless its delay changed
+        // (a limit disabled meanwhile is immediate) or the clock went back
+        // past it (a TimeSynchronization: the delay starts again).
         let pending = match self.pending {
-            Some(p) if p.to == to && p.value == value => p,
+            Some(p) if p.to == to && p.value == value && p.delay == delay && p.since <= inputs.now => p,
             _ => Pending { to, value, since: inputs.now, delay },
         };
         if inputs.now.saturating_sub(pending.since) >= pending.delay {

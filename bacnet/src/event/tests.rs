@@ -139,3 +139,35 @@ fn a_binary_alarm_value_without_delays_is_reported_at_once() {
     assert_eq!(d.evaluate(&a, now(1, 1)), None);
     assert_eq!(d.evaluate(&a, now(2, 0)).map(|t| t.to), Some(EventState::NORMAL));
 }
+
+#[test]
+fn a_disabled_high_limit_returns_to_normal_at_once_even_below_the_low_limit() {
+    let mut d = Detector::new();
+    run(&mut d, &out_of_range(), &[(0, Real(90.0)), (5, Real(90.0))]);
+    assert_eq!(d.state(), EventState::HIGH_LIMIT);
+    let disabled = Algorithm::OutOfRange {
+        low_limit: 10.0,
+        high_limit: 80.0,
+        deadband: 2.0,
+        low_enabled: true,
+        high_enabled: false,
+    };
+    // The value fell below the low limit as the high limit was disabled:
+    // NORMAL at once (condition (c)); LOW_LIMIT after its own delay, which
+    // starts at the next evaluation.
+    let seen = run(&mut d, &disabled, &[(6, Real(5.0)), (8, Real(5.0)), (12, Real(5.0)), (13, Real(5.0))]);
+    assert_eq!(seen, vec![(6, EventState::NORMAL), (13, EventState::LOW_LIMIT)]);
+}
+
+#[test]
+fn a_clock_set_back_during_a_delay_starts_the_delay_again() {
+    let mut d = Detector::new();
+    let a = out_of_range();
+    assert_eq!(run(&mut d, &a, &[(100, Real(90.0)), (102, Real(90.0))]), vec![]);
+    // TimeSynchronization moved the clock back an hour: the delay counts
+    // from then, not from a start that is now in the future.
+    assert_eq!(
+        run(&mut d, &a, &[(50, Real(90.0)), (54, Real(90.0)), (55, Real(90.0))]),
+        vec![(55, EventState::HIGH_LIMIT)]
+    );
+}

@@ -224,6 +224,9 @@ pub(crate) struct Reporting {
     pub(crate) texts: [String; 3],
     /// A client wrote the configuration (kept across a hot swap).
     pub(crate) written: bool,
+    /// The Reliability that put the object in FAULT (a change to another
+    /// fault value is a FAULT-to-FAULT transition).
+    pub(crate) fault_reliability: Option<Reliability>,
 }
 
 /// Which of Event_Enable, Acked_Transitions and Event_Time_Stamps a
@@ -246,6 +249,7 @@ impl Reporting {
             time_stamps: [None; 3],
             texts: Default::default(),
             written: false,
+            fault_reliability: None,
         }
     }
 
@@ -359,7 +363,8 @@ impl Object {
     /// Run event-state detection at `now`; the transition made, to report
     /// when Event_Enable enables it.
     pub(crate) fn detect(&mut self, now: DateTime) -> Option<EventReport> {
-        let fault = self.effective_reliability() != Reliability::NO_FAULT_DETECTED;
+        let reliability = self.effective_reliability();
+        let fault = reliability != Reliability::NO_FAULT_DETECTED;
         let value = match self.present_value() {
             super::PresentValue::Analog(x) => Monitored::Real(x),
             super::PresentValue::Binary(b) => Monitored::State(u32::from(b)),
@@ -375,8 +380,24 @@ impl Object {
             time_delay: Duration::from_secs(r.spec.time_delay.into()),
             time_delay_normal: Duration::from_secs(r.spec.time_delay_normal.unwrap_or(r.spec.time_delay).into()),
         };
-        let transition = r.detector.evaluate(&algorithm, inputs);
+        let mut transition = r.detector.evaluate(&algorithm, inputs);
         self.event_state = r.detector.state();
+        if !r.detection_enabled {
+            // Not considered by event summarization: nothing waits for an
+            // acknowledgment (Clause 13.2.2.1.1).
+            r.acked = [true; 3];
+        }
+        // In FAULT, a change to another fault reliability is a transition
+        // of its own, FAULT to FAULT (Clause 13.2.5.2).
+        if transition.is_none() && self.event_state == EventState::FAULT && r.fault_reliability != Some(reliability) {
+            transition = Some(bacnet::event::Transition {
+                from: EventState::FAULT,
+                to: EventState::FAULT,
+                at: inputs.now,
+                value,
+            });
+        }
+        r.fault_reliability = (self.event_state == EventState::FAULT).then_some(reliability);
         let t = transition?;
         let i = transition_index(t.to);
         r.time_stamps[i] = Some((now.local_date(), now.local_time()));

@@ -481,12 +481,20 @@ impl Store {
     /// [`take_changes`](Self::take_changes) (a transition changes
     /// Status_Flags).
     pub fn detect_events(&mut self, now: DateTime) {
-        let due: Vec<ObjectIdentifier> = self.dirty.iter().chain(self.waiting.iter()).copied().collect();
+        let due: BTreeSet<ObjectIdentifier> = self.dirty.union(&self.waiting).copied().collect();
         for id in due {
             let Some(o) = self.objects.get_mut(&id) else { continue };
             let Some(_) = &o.reporting else { continue };
             let before = o.event_state;
             if let Some(report) = o.detect(now) {
+                self.events.push(report);
+            }
+            // Out of FAULT, the algorithm applies again at once: a value
+            // still beyond its limit starts its Time_Delay now.
+            if before == EventState::FAULT
+                && o.event_state == EventState::NORMAL
+                && let Some(report) = o.detect(now)
+            {
                 self.events.push(report);
             }
             if o.event_state != before {

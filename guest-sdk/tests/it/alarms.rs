@@ -307,3 +307,48 @@ fn an_object_that_starts_beyond_its_limit_alarms_at_the_first_call() {
     assert_eq!(n.events[0].to, EventState::HIGH_LIMIT);
     assert!(i.take_notifications().events.is_empty(), "once");
 }
+
+#[test]
+fn when_a_fault_clears_a_value_still_beyond_its_limit_alarms_at_once() {
+    let mut s = alarmed();
+    s.write(&Write::new(ZONE, P::TIME_DELAY, Value::Unsigned(0))).unwrap();
+    s.set_reliability(ZONE, Reliability::OVER_RANGE).unwrap();
+    s.update(ZONE, 35.0).unwrap();
+    let events = settle(&mut s, at(1));
+    assert_eq!(events.iter().map(|e| e.to).collect::<Vec<_>>(), [EventState::FAULT]);
+    s.set_reliability(ZONE, Reliability::NO_FAULT_DETECTED).unwrap();
+    let events = settle(&mut s, at(2));
+    let seen: Vec<_> = events.iter().map(|e| (e.from, e.to)).collect();
+    assert_eq!(
+        seen,
+        [(EventState::FAULT, EventState::NORMAL), (EventState::NORMAL, EventState::HIGH_LIMIT)],
+        "the algorithm applies again in the same evaluation"
+    );
+}
+
+#[test]
+fn another_fault_reliability_is_a_fault_to_fault_transition() {
+    let mut s = alarmed();
+    s.set_reliability(ZONE, Reliability::OVER_RANGE).unwrap();
+    assert_eq!(settle(&mut s, at(1)).len(), 1);
+    s.set_reliability(ZONE, Reliability::OVER_RANGE).unwrap();
+    assert_eq!(settle(&mut s, at(2)), [], "the same fault again: nothing");
+    s.set_reliability(ZONE, Reliability::OPEN_LOOP).unwrap();
+    let events = settle(&mut s, at(3));
+    assert_eq!(events.len(), 1);
+    assert_eq!((events[0].from, events[0].to), (EventState::FAULT, EventState::FAULT));
+    assert_eq!(events[0].event_type, EventType::CHANGE_OF_RELIABILITY);
+}
+
+#[test]
+fn with_detection_disabled_nothing_waits_for_an_acknowledgment() {
+    let mut s = alarmed();
+    s.update(FILTER, true).unwrap();
+    let events = settle(&mut s, at(1));
+    s.set_ack_required(&events, &[true]);
+    assert_eq!(bits(&s, FILTER, P::ACKED_TRANSITIONS), [false, true, true]);
+    s.write(&Write::new(FILTER, P::EVENT_DETECTION_ENABLE, Value::Boolean(false))).unwrap();
+    assert_eq!(settle(&mut s, at(2)), []);
+    assert_eq!(state(&s, FILTER), EventState::NORMAL);
+    assert_eq!(bits(&s, FILTER, P::ACKED_TRANSITIONS), [true, true, true]);
+}

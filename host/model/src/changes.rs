@@ -169,8 +169,10 @@ impl ChangeFeed {
 
     /// Queue event transitions for the notifier (producer side); past
     /// [`MAX_PENDING_EVENTS`] waiting, the rest are dropped and counted.
-    pub fn events(&self, transitions: impl IntoIterator<Item = EventTransition>) {
+    /// Returns how many were queued: the first ones, in order.
+    pub fn events(&self, transitions: impl IntoIterator<Item = EventTransition>) -> usize {
         let mut any = false;
+        let mut queued = 0;
         {
             let mut p = self.inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
             for t in transitions {
@@ -179,12 +181,14 @@ impl ChangeFeed {
                     continue;
                 }
                 p.events.push(t);
+                queued += 1;
                 any = true;
             }
         }
         if any {
             self.inner.notify.notify_one();
         }
+        queued
     }
 
     /// Event transitions dropped because too many were waiting.

@@ -95,22 +95,33 @@ impl v3::trellis::bacnet::host::Host for HostImports {
     }
 
     fn event_transitions(&mut self, transitions: Vec<v3::trellis::bacnet::host::EventTransition>) -> Vec<bool> {
-        let mut acks = Vec::with_capacity(transitions.len());
+        // Per transition: its index among those queued, if it converts.
+        let mut slots = Vec::with_capacity(transitions.len());
         let mut queued = Vec::with_capacity(transitions.len());
         for t in transitions {
             match convert::event_transition_from_wit(t, |class, to| self.changes.ack_required(class, to)) {
                 Ok(t) => {
-                    acks.push(t.ack_required);
+                    slots.push(Some(queued.len()));
                     queued.push(t);
                 }
                 Err(e) => {
                     self.log.line(tracing::Level::WARN, "event-transitions", &format!("transition dropped: {}", e.0));
-                    acks.push(false);
+                    slots.push(None);
                 }
             }
         }
-        self.changes.events(queued);
-        acks
+        let required: Vec<bool> = queued.iter().map(|t| t.ack_required).collect();
+        let accepted = self.changes.events(queued);
+        if accepted < required.len() {
+            let dropped = required.len() - accepted;
+            self.log.line(
+                tracing::Level::WARN,
+                "event-transitions",
+                &format!("{dropped} transitions dropped: too many wait"),
+            );
+        }
+        // One that is not sent waits for no acknowledgment.
+        slots.into_iter().map(|s| s.is_some_and(|i| i < accepted && required[i])).collect()
     }
 }
 

@@ -448,13 +448,17 @@ impl EventInfo {
     }
 }
 
-const EVENT_PROPERTIES: [P; 6] = [
+/// What the summaries read of each object. An object whose
+/// Event_Detection_Enable is FALSE is not considered (Clause 12,
+/// Event_Detection_Enable).
+const EVENT_PROPERTIES: [P; 7] = [
     P::EVENT_STATE,
     P::ACKED_TRANSITIONS,
     P::EVENT_TIME_STAMPS,
     P::NOTIFY_TYPE,
     P::EVENT_ENABLE,
     P::NOTIFICATION_CLASS,
+    P::EVENT_DETECTION_ENABLE,
 ];
 
 fn error(class: ErrorClass, code: ErrorCode) -> Failure {
@@ -515,7 +519,10 @@ impl<M: ObjectModel> Server<M> {
         let object = r.event_object;
         let info = self.event_infos(&[object]).await?.remove(0).map_err(Failure::Error)?;
         let i = transition_index(r.event_state_acknowledged);
-        if info.stamps[i] != r.time_stamp {
+        // A transition that has not happened has an unspecified time stamp:
+        // it cannot be acknowledged.
+        let happened = !matches!(info.stamps[i], TimeStamp::DateTime(d, _) if d.year == 255);
+        if !happened || info.stamps[i] != r.time_stamp {
             return Err(error(ErrorClass::SERVICES, ErrorCode::INVALID_TIME_STAMP));
         }
         self.model().acknowledge(object, i as u8).await?.map_err(Failure::Error)?;
@@ -574,6 +581,10 @@ impl<M: ObjectModel> Server<M> {
             });
             if ack.to_vec().len() > room.octets {
                 ack.summaries.pop();
+                if ack.summaries.is_empty() {
+                    // Not even one summary fits: paging would never end.
+                    return Err(Failure::Abort(room.too_long()));
+                }
                 ack.more_events = true;
                 break;
             }
@@ -605,11 +616,8 @@ impl<M: ObjectModel> Server<M> {
             let class = self.host().notification_classes.class(info.class);
             let priority = class.as_ref().map_or(255, |c| c.priority[transition_index(info.state)]);
             let priority = u8::try_from(priority).unwrap_or(u8::MAX);
-            let event_type = if info.state == EventState::FAULT {
-                EventType::CHANGE_OF_RELIABILITY
-            } else {
-                algorithm_event_type(info.object.object_type)
-            };
+            // The enrollment's event type is its algorithm's, in FAULT too.
+            let event_type = algorithm_event_type(info.object.object_type);
             let acked = match r.acknowledgment_filter {
                 AcknowledgmentFilter::ACKED => info.all_acked(),
                 AcknowledgmentFilter::NOT_ACKED => !info.all_acked(),
@@ -656,7 +664,10 @@ fn no_alarm() -> BacnetError {
 }
 
 fn parse_info(object: ObjectIdentifier, v: &[&AnyValue]) -> Option<EventInfo> {
-    let [state, acked, stamps, notify, enable, class] = v else { return None };
+    let [state, acked, stamps, notify, enable, class, detection] = v else { return None };
+    if primitive(detection)? != &Value::Boolean(true) {
+        return None;
+    }
     let bits = |v: &AnyValue| match primitive(v) {
         Some(Value::BitString(b)) => Some(b.clone()),
         _ => None,
