@@ -14,6 +14,11 @@ fn out_of_range() -> Algorithm {
     Algorithm::OutOfRange { low_limit: 10.0, high_limit: 80.0, deadband: 2.0, low_enabled: true, high_enabled: true }
 }
 
+/// [`out_of_range`] with its high limit disabled.
+fn high_limit_disabled() -> Algorithm {
+    Algorithm::OutOfRange { low_limit: 10.0, high_limit: 80.0, deadband: 2.0, low_enabled: true, high_enabled: false }
+}
+
 fn inputs(now: u64, value: Monitored) -> Inputs {
     Inputs { now: s(now), value, fault: false, detection_enabled: true, time_delay: s(5), time_delay_normal: s(3) }
 }
@@ -69,13 +74,7 @@ fn from_high_limit_straight_to_low_limit() {
 fn disabling_the_limit_in_force_returns_to_normal_at_once() {
     let mut d = Detector::new();
     run(&mut d, &out_of_range(), &[(0, Real(90.0)), (5, Real(90.0))]);
-    let disabled = Algorithm::OutOfRange {
-        low_limit: 10.0,
-        high_limit: 80.0,
-        deadband: 2.0,
-        low_enabled: true,
-        high_enabled: false,
-    };
+    let disabled = high_limit_disabled();
     let t = d.evaluate(&disabled, inputs(6, Real(90.0))).unwrap();
     assert_eq!((t.from, t.to), (EventState::HIGH_LIMIT, EventState::NORMAL));
     assert_eq!(d.evaluate(&disabled, inputs(60, Real(200.0))), None, "the high limit is off");
@@ -145,13 +144,7 @@ fn a_disabled_high_limit_returns_to_normal_at_once_even_below_the_low_limit() {
     let mut d = Detector::new();
     run(&mut d, &out_of_range(), &[(0, Real(90.0)), (5, Real(90.0))]);
     assert_eq!(d.state(), EventState::HIGH_LIMIT);
-    let disabled = Algorithm::OutOfRange {
-        low_limit: 10.0,
-        high_limit: 80.0,
-        deadband: 2.0,
-        low_enabled: true,
-        high_enabled: false,
-    };
+    let disabled = high_limit_disabled();
     // The value fell below the low limit as the high limit was disabled:
     // NORMAL at once (condition (c)); LOW_LIMIT after its own delay, which
     // starts at the next evaluation.
