@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A tshark capture in progress, stopped (by PID) on [`Capture::finish`] or drop.
 pub struct Capture {
@@ -24,6 +24,7 @@ impl Capture {
 
     /// [`Capture::on`] with tshark started by `command` (e.g. `ip netns exec NS tshark`).
     pub fn with(mut command: Command, interface: &str, filter: &str, pcap: &Path) -> Capture {
+        let _ = std::fs::remove_file(pcap);
         let mut child = command
             .args(["-i", interface, "-f", filter, "-w"])
             .arg(pcap)
@@ -43,6 +44,14 @@ impl Capture {
         });
         let capture = Capture { child, pcap: pcap.to_path_buf(), finished: false };
         rx.recv_timeout(Duration::from_secs(30)).expect("tshark started capturing");
+        // tshark says "Capturing on" before its dumpcap has opened the
+        // interface; dumpcap writes the file's header only after, so the
+        // header is the sign that packets from now on are captured.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::fs::metadata(pcap).map_or(true, |m| m.len() == 0) {
+            assert!(Instant::now() < deadline, "tshark wrote no header to {} in 30 s", pcap.display());
+            std::thread::sleep(Duration::from_millis(5));
+        }
         capture
     }
 
@@ -65,7 +74,12 @@ impl Capture {
         let pcap = self.pcap.display();
         assert!(out.status.success(), "tshark -r {pcap} failed: {}", String::from_utf8_lossy(&out.stderr));
         for what in expected {
-            assert!(text.contains(what), "tshark saw no {what} in {pcap}");
+            if !text.contains(what) {
+                let mut summary = Command::new("tshark");
+                summary.arg("-r").arg(&self.pcap);
+                let listing = summary.output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+                panic!("tshark saw no {what} in {pcap}; it saw:\n{}", listing.unwrap_or_default());
+            }
         }
         assert!(!text.contains("Malformed"), "malformed packet in {pcap}:\n{text}");
         assert!(!text.contains("Expert Info (Error"), "dissector error in {pcap}:\n{text}");
