@@ -34,6 +34,7 @@ pub mod npdu;
 pub mod read_records;
 pub mod router;
 pub mod sc;
+pub mod schedule;
 pub mod services;
 pub mod tsm;
 pub mod value;

@@ -13,7 +13,7 @@ pub mod tag;
 pub use field::*;
 pub use primitive::{
     BitString, CharacterSet, CharacterString, CharsetError, Date, Enumerated, ObjectIdentifier, ParseObjectIdError,
-    Primitive, Time,
+    Primitive, Time, UNSPECIFIED,
 };
 pub use reader::Reader;
 pub use tag::{Tag, TagClass, TagKind};

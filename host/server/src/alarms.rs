@@ -106,6 +106,9 @@ pub struct Alarms {
     bindings: Mutex<HashMap<u32, (DeviceAddress, Instant)>>,
     /// Notifications waiting for an I-Am.
     awaiting: Mutex<Vec<Awaiting>>,
+    /// Devices another part of the host asked an address for (a schedule's
+    /// writes): their I-Am is kept too.
+    wanted: Mutex<std::collections::HashSet<u32>>,
     /// Wakes the notifier: an acknowledgment queued its notification, or a
     /// device recipient's I-Am came.
     pub(crate) wake: Notify,
@@ -113,7 +116,7 @@ pub struct Alarms {
 
 impl Alarms {
     /// The address of device recipient `instance`, if known and fresh.
-    fn binding(&self, instance: u32) -> Option<DeviceAddress> {
+    pub(crate) fn binding(&self, instance: u32) -> Option<DeviceAddress> {
         let bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
         bindings.get(&instance).filter(|(_, at)| at.elapsed() < BINDING_LIFETIME).map(|(a, _)| a.clone())
     }
@@ -124,6 +127,8 @@ impl Alarms {
     pub(crate) fn i_am(&self, instance: u32, address: &DeviceAddress) {
         let awaited =
             self.awaiting.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|a| a.instance == instance);
+        let wanted = self.wanted.lock().unwrap_or_else(PoisonError::into_inner).remove(&instance);
+        let awaited = awaited || wanted;
         let mut bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
         if !awaited && !bindings.contains_key(&instance) {
             return;
@@ -137,6 +142,15 @@ impl Alarms {
         drop(bindings);
         if awaited {
             self.wake.notify_one();
+        }
+    }
+
+    /// Keep the next I-Am of device `instance` (a write will need its
+    /// address); at most [`MAX_BINDINGS`] devices are asked for at once.
+    pub(crate) fn want(&self, instance: u32) {
+        let mut wanted = self.wanted.lock().unwrap_or_else(PoisonError::into_inner);
+        if wanted.len() < MAX_BINDINGS {
+            wanted.insert(instance);
         }
     }
 

@@ -335,6 +335,10 @@ pub(crate) fn subscription_reads(object: ObjectIdentifier, monitored: P, index: 
 /// state machine (retries, timeouts) so the answer is counted.
 pub(crate) type ConfirmedOut = (DeviceAddress, ConfirmedServiceChoice, Vec<u8>);
 
+/// How often the schedules are evaluated (a scheduled write happens at
+/// most this long after its time).
+const SCHEDULE_PERIOD: Duration = Duration::from_secs(1);
+
 /// The gateway's own subscribers, by id.
 #[derive(Debug, Default)]
 struct LocalSubscribers {
@@ -360,13 +364,18 @@ pub(crate) trait NotificationSink: Send + Sync {
 ///
 /// The same task sends the model's event transitions and the
 /// acknowledgment notifications to their Notification Class's recipients
-/// ([`super::alarms`]).
+/// ([`super::alarms`]), and, in the first station's notifier, evaluates the
+/// device's schedules once a second and whenever a write or a time
+/// synchronization asks ([`super::schedule::runner`]).
 pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
     server: std::sync::Arc<Server<M>>,
     sink: S,
 ) {
     let cov = server.cov();
     let feed = server.model().changes();
+    let schedules = &server.host().schedules;
+    let runs_schedules = schedules.has_schedules() && schedules.claim();
+    let mut next_evaluation = runs_schedules.then(Instant::now);
     loop {
         let deadline = cov.with_table(|t, _| t.poll_timeout()).map(|d| cov.epoch + d);
         let mut transitions = Vec::new();
@@ -394,6 +403,14 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
             _ = server.alarms().wake.notified() => {}
             _ = sleep_until(server.alarms().next_deadline()) => {}
+            _ = schedules.wake.notified(), if runs_schedules => next_evaluation = Some(Instant::now()),
+            _ = sleep_until(next_evaluation) => {}
+        }
+        if let Some(due) = next_evaluation.filter(|due| *due <= Instant::now()) {
+            super::schedule::runner::run(&server, &sink).await;
+            let now = Instant::now();
+            next_evaluation =
+                Some(if due + SCHEDULE_PERIOD > now { due + SCHEDULE_PERIOD } else { now + SCHEDULE_PERIOD });
         }
         super::alarms::notify_transitions(&server, &sink, transitions).await;
         for n in server.alarms().take_queued() {

@@ -47,7 +47,7 @@ pub const SERVICES_SUPPORTED: [usize; 22] = [
 ];
 
 /// Host settings for the served device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeviceConfig {
     /// Device instance to present on the network; `None` keeps the model's.
     pub instance: Option<u32>,
@@ -76,6 +76,10 @@ pub struct DeviceConfig {
     /// The Notification Class objects the host serves for this device
     /// ([`super::notification_class`]).
     pub notification_classes: Vec<super::notification_class::NotificationClassConfig>,
+    /// The Schedule objects the host serves for this device ([`super::schedule`]).
+    pub schedules: Vec<super::schedule::ScheduleConfig>,
+    /// The Calendar objects the host serves for this device.
+    pub calendars: Vec<super::schedule::CalendarConfig>,
 }
 
 impl Default for DeviceConfig {
@@ -92,6 +96,8 @@ impl Default for DeviceConfig {
             files: Vec::new(),
             data_dir: None,
             notification_classes: Vec::new(),
+            schedules: Vec::new(),
+            calendars: Vec::new(),
         }
     }
 }
@@ -199,6 +205,8 @@ pub struct HostDevice {
     pub files: Option<super::file_object::FileObjects>,
     /// The Notification Class objects.
     pub notification_classes: std::sync::Arc<super::notification_class::NotificationClasses>,
+    /// The Schedule and Calendar objects.
+    pub schedules: super::schedule::Schedules,
 }
 
 impl HostDevice {
@@ -250,6 +258,12 @@ impl HostDevice {
                 if !self.config.notification_classes.is_empty() {
                     b.set(ObjectType::NOTIFICATION_CLASS.0 as usize, true);
                 }
+                if self.schedules.has_schedules() {
+                    b.set(ObjectType::SCHEDULE.0 as usize, true);
+                }
+                if self.schedules.has_calendars() {
+                    b.set(ObjectType::CALENDAR.0 as usize, true);
+                }
                 for t in &self.object_types {
                     if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
@@ -289,17 +303,25 @@ impl HostDevice {
         Some(&*self.notification_classes).filter(|c| c.has(o))
     }
 
+    /// The Schedule or Calendar object `o`'s server, if the host serves it.
+    pub fn schedule(&self, o: ObjectIdentifier) -> Option<&super::schedule::Schedules> {
+        Some(&self.schedules).filter(|s| s.has(o))
+    }
+
     /// True when the host, not the model, serves object `o` (a Network
-    /// Port, a File or a Notification Class object).
+    /// Port, a File, a Notification Class, a Schedule or a Calendar object).
     pub fn serves(&self, o: ObjectIdentifier) -> bool {
-        self.network_port(o).is_some() || self.file(o).is_some() || self.notification_class(o).is_some()
+        self.network_port(o).is_some()
+            || self.file(o).is_some()
+            || self.notification_class(o).is_some()
+            || self.schedules.has(o)
     }
 
     /// The objects the host serves, in Object_List order after the model's.
     fn host_objects(&self) -> Vec<ObjectIdentifier> {
         let ports = self.config.network_ports.iter().map(|p| p.id());
         let files = self.files.iter().flat_map(|f| f.ids());
-        ports.chain(files).chain(self.notification_classes.ids()).collect()
+        ports.chain(files).chain(self.notification_classes.ids()).chain(self.schedules.ids()).collect()
     }
 
     /// Add the host's objects (Network Ports, Files, Notification Classes) to the model's

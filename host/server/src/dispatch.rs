@@ -708,6 +708,19 @@ impl<M: ObjectModel> Server<M> {
                 p => vec![read(p, t.array_index)],
             };
         }
+        if let Some(schedules) = self.host.schedule(t.object) {
+            let today = self.model.clock().unwrap_or_default().now().local_date_time().0;
+            let read = |property: P, array_index| PropertyRead {
+                target: PropertyTarget { object: t.object, property, array_index },
+                outcome: schedules.read(t.object, property, array_index, today),
+            };
+            return match t.property {
+                P::ALL | P::REQUIRED | P::OPTIONAL => {
+                    schedules.expand(t.object, t.property).into_iter().map(|p| read(p, None)).collect()
+                }
+                p => vec![read(p, t.array_index)],
+            };
+        }
         if let Some(files) = self.host.file(t.object) {
             let clock = self.file_clock();
             let read = |property: P, array_index| PropertyRead {
@@ -883,6 +896,9 @@ impl<M: ObjectModel> Server<M> {
         if let Some(classes) = self.host.notification_class(r.object) {
             return classes.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error);
         }
+        if let Some(schedules) = self.host.schedule(r.object) {
+            return schedules.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error);
+        }
         if let Some(files) = self.host.file(r.object) {
             if r.array_index.is_some() {
                 return Err(Failure::Error(BacnetError {
@@ -907,6 +923,18 @@ impl<M: ObjectModel> Server<M> {
             }
             [Err(e)] => Err(Failure::Error(*e)),
             _ => Err(contract("write-properties answered a different number of writes")),
+        }
+    }
+
+    /// A write the device makes to one of its own objects (a schedule's),
+    /// by the path a WriteProperty from the network takes; the refusal as
+    /// text for the log.
+    pub(crate) async fn write_as_device(&self, r: WritePropertyRequest) -> Result<(), String> {
+        match self.write_property(r).await {
+            Ok(()) => Ok(()),
+            Err(Failure::Error(e)) => Err(format!("{}/{}", e.class, e.code)),
+            Err(Failure::Abort(reason)) => Err(format!("abort {reason}")),
+            Err(_) => Err("refused".into()),
         }
     }
 

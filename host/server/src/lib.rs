@@ -38,6 +38,7 @@ mod read_range;
 pub mod request_metrics;
 mod router_node;
 mod sc;
+pub mod schedule;
 mod station;
 
 pub use device::{DeviceConfig, HostDevice, Limits};
@@ -98,6 +99,7 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
         id,
         files,
         notification_classes,
+        schedules: schedule::Schedules::new(config.schedules.clone(), config.calendars.clone()),
         config,
         object_types,
         database_revision: Default::default(),

@@ -165,6 +165,8 @@ impl<M: ObjectModel> Server<M> {
         let Ok(unix_ms) = u64::try_from(unix_ms) else { return };
         tracing::info!(%date, %time, utc, "time synchronized");
         clock.set(DateTime { unix_ms, utc_offset_minutes: offset });
+        // The schedules see the new time at once.
+        self.host().schedules.wake.notify_one();
     }
 }
 

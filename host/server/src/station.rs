@@ -183,16 +183,43 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// What one of the station's own confirmed requests is, for its statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outgoing {
+    Cov,
+    Event,
+    ScheduledWrite,
+}
+
+impl Outgoing {
+    fn of(service: ConfirmedServiceChoice) -> Self {
+        match service {
+            ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION => Outgoing::Event,
+            ConfirmedServiceChoice::WRITE_PROPERTY => Outgoing::ScheduledWrite,
+            _ => Outgoing::Cov,
+        }
+    }
+
+    fn service(self) -> &'static str {
+        match self {
+            Outgoing::Cov => "ConfirmedCOVNotification",
+            Outgoing::Event => "ConfirmedEventNotification",
+            Outgoing::ScheduledWrite => "WriteProperty (scheduled)",
+        }
+    }
+}
+
 /// One served device on one port.
 pub(super) struct Station<M, L> {
     server: Arc<Server<M>>,
     link: L,
     tsm: ServerTsm<DeviceAddress>,
-    /// Our own confirmed requests: ConfirmedCOVNotifications.
+    /// Our own confirmed requests: ConfirmedCOVNotifications,
+    /// ConfirmedEventNotifications, schedules' WriteProperty requests.
     client: ClientTsm<DeviceAddress>,
-    /// Which of the client's transactions are ConfirmedEventNotifications
-    /// (counted in the alarm statistics, the rest in COV's).
-    event_transactions: std::collections::HashSet<bacnet::tsm::TransactionId>,
+    /// Which of the client's transactions are not COV notifications (the
+    /// statistics each outcome is counted in).
+    transaction_kinds: HashMap<bacnet::tsm::TransactionId, Outgoing>,
     confirmed: mpsc::Receiver<ConfirmedOut>,
     /// What the current batch asks for, in arrival order.
     work: Vec<Work>,
@@ -241,7 +268,7 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             link,
             tsm,
             client,
-            event_transactions: Default::default(),
+            transaction_kinds: HashMap::new(),
             confirmed,
             work: Vec::new(),
             unconfirmed_in_batch: 0,
@@ -329,18 +356,25 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
     /// retries and timeouts), or count it failed when it cannot take it.
     fn start_confirmed(&mut self, to: DeviceAddress, service: ConfirmedServiceChoice, body: Vec<u8>) {
         let now = self.now();
-        let event = service == ConfirmedServiceChoice::CONFIRMED_EVENT_NOTIFICATION;
+        let kind = Outgoing::of(service);
         match self.client.start(now, to, service, body) {
-            Ok(id) if event => {
-                self.event_transactions.insert(id);
-            }
-            Ok(_) => {}
-            Err(_) if event => {
-                self.server.alarms().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+            Ok(id) => {
+                if kind != Outgoing::Cov {
+                    self.transaction_kinds.insert(id, kind);
+                }
             }
             Err(_) => {
-                self.server.cov().stats.confirmed_failed.fetch_add(1, Ordering::Relaxed);
+                self.failed_counter(kind).fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Where a failed request of `kind` is counted.
+    fn failed_counter(&self, kind: Outgoing) -> &std::sync::atomic::AtomicU64 {
+        match kind {
+            Outgoing::Cov => &self.server.cov().stats.confirmed_failed,
+            Outgoing::Event => &self.server.alarms().stats.confirmed_failed,
+            Outgoing::ScheduledWrite => &self.server.host().schedules.stats.remote_failed,
         }
     }
 
@@ -523,25 +557,22 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
             {
                 let now = self.now();
                 if self.client.cancel(now, id) {
-                    let failed = if self.event_transactions.remove(&id) {
-                        &self.server.alarms().stats.confirmed_failed
-                    } else {
-                        &self.server.cov().stats.confirmed_failed
-                    };
-                    failed.fetch_add(1, Ordering::Relaxed);
+                    let kind = self.transaction_kinds.remove(&id).unwrap_or(Outgoing::Cov);
+                    self.failed_counter(kind).fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
-        let (cov, alarms) = (&self.server.cov().stats, &self.server.alarms().stats);
         while let Some(done) = self.client.poll_event() {
-            let event = self.event_transactions.remove(&done.id);
-            let counter = match (done.outcome, event) {
-                (Outcome::SimpleAck, true) => &alarms.confirmed_acknowledged,
-                (Outcome::SimpleAck, false) => &cov.confirmed_acknowledged,
-                (other, event) => {
-                    let service = if event { "ConfirmedEventNotification" } else { "ConfirmedCOVNotification" };
-                    tracing::warn!(outcome = ?other, service, "confirmed notification failed after its retries");
-                    if event { &alarms.confirmed_failed } else { &cov.confirmed_failed }
+            let kind = self.transaction_kinds.remove(&done.id).unwrap_or(Outgoing::Cov);
+            let counter = match (done.outcome, kind) {
+                (Outcome::SimpleAck, Outgoing::Cov) => &self.server.cov().stats.confirmed_acknowledged,
+                (Outcome::SimpleAck, Outgoing::Event) => &self.server.alarms().stats.confirmed_acknowledged,
+                (Outcome::SimpleAck, Outgoing::ScheduledWrite) => {
+                    &self.server.host().schedules.stats.remote_acknowledged
+                }
+                (other, kind) => {
+                    tracing::warn!(outcome = ?other, service = kind.service(), "confirmed request failed after its retries");
+                    self.failed_counter(kind)
                 }
             };
             counter.fetch_add(1, Ordering::Relaxed);
