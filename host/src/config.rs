@@ -386,6 +386,12 @@ pub struct DeviceSection {
     /// `[[device.notification_class]]`: Notification Class objects.
     #[serde(default, rename = "notification_class", skip_serializing_if = "Vec::is_empty")]
     pub notification_classes: Vec<crate::notification_config::NotificationClassSection>,
+    /// `[[device.schedule]]`: Schedule objects.
+    #[serde(default, rename = "schedule", skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<crate::schedule_config::ScheduleSection>,
+    /// `[[device.calendar]]`: Calendar objects.
+    #[serde(default, rename = "calendar", skip_serializing_if = "Vec::is_empty")]
+    pub calendars: Vec<crate::schedule_config::CalendarSection>,
 }
 
 /// One `[[device.file]]`: a File object (Clause 12.13) the host serves from
@@ -749,6 +755,8 @@ impl Default for DeviceSection {
             sc: None,
             files: Vec::new(),
             notification_classes: Vec::new(),
+            schedules: Vec::new(),
+            calendars: Vec::new(),
         }
     }
 }

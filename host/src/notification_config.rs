@@ -100,7 +100,7 @@ fn bits(names: &[String], known: &[&str], what: &str) -> anyhow::Result<BitStrin
 }
 
 /// `HH:MM[:SS[.hh]]` as a Time.
-fn time_of_day(text: &str) -> anyhow::Result<Time> {
+pub(crate) fn time_of_day(text: &str) -> anyhow::Result<Time> {
     let bad = || anyhow::anyhow!("time {text:?}: expected HH:MM, HH:MM:SS or HH:MM:SS.hh");
     let (hms, hundredths) = match text.split_once('.') {
         Some((hms, h)) => (hms, h.parse::<u8>().ok().filter(|h| *h < 100).ok_or_else(bad)?),

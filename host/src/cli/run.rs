@@ -834,6 +834,27 @@ async fn start_device(
     if let Some(w) = classes.windows(2).find(|w| w[0] == w[1]) {
         anyhow::bail!("device {}: [[device.notification_class]] instance {} is listed twice", index + 1, w[0]);
     }
+    let schedules = d
+        .schedules
+        .iter()
+        .map(|s| s.resolve())
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}", index + 1))?;
+    let calendars = d
+        .calendars
+        .iter()
+        .map(|c| c.resolve())
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}", index + 1))?;
+    for (what, mut instances) in [
+        ("schedule", schedules.iter().map(|s| s.instance).collect::<Vec<_>>()),
+        ("calendar", calendars.iter().map(|c| c.instance).collect()),
+    ] {
+        instances.sort_unstable();
+        if let Some(w) = instances.windows(2).find(|w| w[0] == w[1]) {
+            anyhow::bail!("device {}: [[device.{what}]] instance {} is listed twice", index + 1, w[0]);
+        }
+    }
     let config = DeviceConfig {
         instance: d.instance,
         limits,
@@ -842,6 +863,8 @@ async fn start_device(
         files,
         data_dir: base_config.data_dir.clone(),
         notification_classes,
+        schedules,
+        calendars,
         ..Default::default()
     };
     Ok((model, bip, config, base_config, provenance))
