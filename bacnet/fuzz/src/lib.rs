@@ -30,6 +30,7 @@ use bacnet::bvll::Bvll;
 use bacnet::cov::{COVSubscription, Recipient, RecipientProcess};
 use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::read_records;
+use bacnet::schedule::{CalendarEntry, DateRange, DeviceObjectPropertyReference, SpecialEvent, TimeValue};
 use bacnet::services::*;
 use bacnet::value::AnyValue;
 use bacnet::{ConfirmedServiceChoice as C, UnconfirmedServiceChoice as U};
@@ -555,6 +556,12 @@ codecs! {
     NotificationParameters => Part;
     TimeStamp => Part;
     SubscribeCOVPropertyMultipleError => Error(C::SUBSCRIBE_COV_PROPERTY_MULTIPLE);
+    // Schedule and Calendar property values (written with WriteProperty).
+    CalendarEntry => Part;
+    DateRange => Part;
+    TimeValue => Part;
+    SpecialEvent => Part;
+    DeviceObjectPropertyReference => Part;
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A

@@ -36,7 +36,7 @@ fn month_matches(code: u8, month: u8) -> bool {
     match code {
         UNSPECIFIED => true,
         13 => month % 2 == 1,
-        14 => month % 2 == 0,
+        14 => month.is_multiple_of(2),
         m => m == month,
     }
 }
@@ -65,7 +65,7 @@ pub(super) fn date_pattern_matches(pattern: Date, date: Date) -> bool {
         UNSPECIFIED => true,
         32 => date.day == last,
         33 => date.day % 2 == 1,
-        34 => date.day % 2 == 0,
+        34 => date.day.is_multiple_of(2),
         d => d == date.day,
     };
     (pattern.year == UNSPECIFIED || pattern.year == date.year)

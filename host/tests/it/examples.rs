@@ -39,6 +39,12 @@ fn every_example_configuration_parses_and_its_limits_resolve() {
                 for c in &d.notification_classes {
                     c.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
                 }
+                for s in &d.schedules {
+                    s.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                }
+                for c in &d.calendars {
+                    c.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                }
             }
             seen += 1;
         }

@@ -33,6 +33,7 @@ mod router;
 mod routing_policy;
 mod sc;
 mod scaffold;
+mod schedules;
 mod scratch;
 mod segmentation;
 mod served;
