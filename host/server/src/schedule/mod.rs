@@ -14,7 +14,7 @@
 //!
 //! Evaluation ([`bacnet::schedule::evaluate`]) runs once a second, at
 //! once after a write to a schedule or a calendar and after a time
-//! synchronization ([`runner`]). A schedule writes its Present_Value, at
+//! synchronization (`runner`). A schedule writes its Present_Value, at
 //! Priority_For_Writing, to every reference when the value changes, when
 //! it starts, when it enters its Effective_Period, and when its references
 //! or priority are written. Out of its Effective_Period it neither
