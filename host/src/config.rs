@@ -392,6 +392,15 @@ pub struct DeviceSection {
     /// `[[device.calendar]]`: Calendar objects.
     #[serde(default, rename = "calendar", skip_serializing_if = "Vec::is_empty")]
     pub calendars: Vec<crate::schedule_config::CalendarSection>,
+    /// Restart_Notification_Recipients: `"IP:PORT"`, `"device:N"` or
+    /// `"broadcast"` (the local network); they are told when the device
+    /// starts and after a ReinitializeDevice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restart_notification_recipients: Vec<String>,
+    /// Object types a front end may create with CreateObject (and delete
+    /// once created): `"schedule"`, `"calendar"`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub create_objects: Vec<String>,
 }
 
 /// One `[[device.file]]`: a File object (Clause 12.13) the host serves from
@@ -757,6 +766,8 @@ impl Default for DeviceSection {
             notification_classes: Vec::new(),
             schedules: Vec::new(),
             calendars: Vec::new(),
+            restart_notification_recipients: Vec::new(),
+            create_objects: Vec::new(),
         }
     }
 }

@@ -116,6 +116,26 @@ pub(crate) fn time_of_day(text: &str) -> anyhow::Result<Time> {
     Ok(Time { hour, minute, second, hundredths })
 }
 
+/// A restart notification recipient: `IP:PORT` (a B/IP station on this
+/// network), `device:N`, or `broadcast` (this network's broadcast).
+pub fn restart_recipient(text: &str) -> anyhow::Result<Recipient> {
+    let text = text.trim();
+    if text == "broadcast" {
+        return Ok(Recipient::Address { network_number: 0, mac_address: Vec::new() });
+    }
+    if let Some(instance) = text.strip_prefix("device:") {
+        let instance: u32 = instance.parse().with_context(|| format!("{text:?}: device:N"))?;
+        return Ok(Recipient::Device(
+            ObjectIdentifier::new(ObjectType::DEVICE, instance).context("device instance out of range")?,
+        ));
+    }
+    let a: SocketAddrV4 =
+        text.parse().with_context(|| format!("recipient {text:?}: expected IP:PORT, device:N or broadcast"))?;
+    let mut mac = a.ip().octets().to_vec();
+    mac.extend_from_slice(&a.port().to_be_bytes());
+    Ok(Recipient::Address { network_number: 0, mac_address: mac })
+}
+
 impl RecipientSection {
     /// The Recipient_List entry.
     pub fn resolve(&self) -> anyhow::Result<Destination> {

@@ -216,7 +216,9 @@ fn entry(
     }
     if from.is_some() || to.is_some() {
         let end = |t: &Option<String>| t.as_deref().map(date).transpose().map(|d| d.unwrap_or_else(any_date));
-        return Ok(Some(CalendarEntry::DateRange(DateRange { start: end(from)?, end: end(to)? })));
+        let range = DateRange { start: end(from)?, end: end(to)? };
+        ensure!(range.is_valid(), "from and to are whole dates (YYYY-MM-DD, no *) or left out");
+        return Ok(Some(CalendarEntry::DateRange(range)));
     }
     if week_given {
         ensure!(month.is_none_or(|m| (1..=14).contains(&m)), "month: 1..12, 13 odd, 14 even");
@@ -342,14 +344,16 @@ impl ScheduleSection {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let bound = |t: &Option<String>| t.as_deref().map(date).transpose().map(|d| d.unwrap_or_else(any_date));
+        let period = DateRange {
+            start: bound(&self.effective_from).with_context(what)?,
+            end: bound(&self.effective_to).with_context(what)?,
+        };
+        ensure!(period.is_valid(), "{}: effective_from and effective_to are whole dates (no *) or left out", what());
         Ok(ScheduleConfig {
             instance: self.instance,
             name: self.name.clone(),
             description: self.description.clone(),
-            effective_period: DateRange {
-                start: bound(&self.effective_from).with_context(what)?,
-                end: bound(&self.effective_to).with_context(what)?,
-            },
+            effective_period: period,
             weekly,
             exceptions,
             default,

@@ -28,7 +28,7 @@ pub fn to_pyerr(py: Python<'_>, e: &ClientError) -> PyErr {
 fn build(py: Python<'_>, e: &ClientError) -> PyResult<PyErr> {
     let message = e.to_string();
     let instance = match e {
-        ClientError::Bacnet { class: c, code } => {
+        ClientError::Bacnet { class: c, code } | ClientError::CreateFailed { class: c, code, .. } => {
             class(py, "DeviceError")?.call1((message, c.to_string(), code.to_string(), c.0, code.0))?
         }
         ClientError::WriteFailed { class: c, code, first_failed } => {

@@ -562,6 +562,10 @@ codecs! {
     TimeValue => Part;
     SpecialEvent => Part;
     DeviceObjectPropertyReference => Part;
+    CreateObjectRequest => Request(C::CREATE_OBJECT);
+    CreateObjectAck => Ack(C::CREATE_OBJECT);
+    CreateObjectError => Error(C::CREATE_OBJECT);
+    DeleteObjectRequest => Request(C::DELETE_OBJECT);
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A

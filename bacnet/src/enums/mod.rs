@@ -26,6 +26,6 @@ pub use property_id::PropertyIdentifier;
 pub use services::{ConfirmedServiceChoice, UnconfirmedServiceChoice};
 pub use small::{
     AcknowledgmentFilter, BinaryPV, DeviceStatus, EnableDisable, EventState, EventStateFilter, EventType,
-    NetworkPriority, NotifyType, Polarity, ReinitializedState, Reliability, TimeStampKind,
+    NetworkPriority, NotifyType, Polarity, ReinitializedState, Reliability, RestartReason, TimeStampKind,
 };
 pub use units::EngineeringUnits;

@@ -54,6 +54,21 @@ bacnet_enum! {
 }
 
 bacnet_enum! {
+    /// `BACnetRestartReason` (Last_Restart_Reason).
+    pub struct RestartReason(u32) {
+        UNKNOWN = 0 => "unknown",
+        COLDSTART = 1 => "coldstart",
+        WARMSTART = 2 => "warmstart",
+        DETECTED_POWER_LOST = 3 => "detected-power-lost",
+        DETECTED_POWERED_OFF = 4 => "detected-powered-off",
+        HARDWARE_WATCHDOG = 5 => "hardware-watchdog",
+        SOFTWARE_WATCHDOG = 6 => "software-watchdog",
+        SUSPENDED = 7 => "suspended",
+        ACTIVATE_CHANGES = 8 => "activate-changes",
+    }
+}
+
+bacnet_enum! {
     /// `BACnetDeviceStatus`.
     pub struct DeviceStatus(u32) {
         OPERATIONAL = 0 => "operational",

@@ -50,7 +50,7 @@ impl CalendarEntry {
         }
         match self {
             CalendarEntry::Date(pattern) => date_pattern_matches(*pattern, date),
-            CalendarEntry::DateRange(range) => range.contains(date),
+            CalendarEntry::DateRange(range) => range.is_valid() && range.contains(date),
             CalendarEntry::WeekNDay(w) => w.matches(date),
         }
     }
@@ -60,6 +60,9 @@ impl CalendarEntry {
 /// any; month 13 odd, 14 even; day 32 the month's last, 33 odd, 34 even;
 /// weekday 255 any.
 pub(super) fn date_pattern_matches(pattern: Date, date: Date) -> bool {
+    if !is_fully_specified(date) {
+        return false;
+    }
     let last = days_in_month(1900 + date.year as u16, date.month);
     let day = match pattern.day {
         UNSPECIFIED => true,
@@ -75,9 +78,20 @@ pub(super) fn date_pattern_matches(pattern: Date, date: Date) -> bool {
 }
 
 impl DateRange {
+    /// True when each end is a fully specified date or entirely
+    /// unspecified (an open end): a range end with some fields given and
+    /// others not names no day (Clause 21, BACnetDateRange).
+    pub fn is_valid(&self) -> bool {
+        let open = |d: Date| d.year == UNSPECIFIED && d.month == UNSPECIFIED && d.day == UNSPECIFIED;
+        [self.start, self.end].iter().all(|d| is_fully_specified(*d) || open(*d))
+    }
+
     /// True when `date` (fully specified) is within the range, ends
     /// included. An end that is not a fully specified date is open.
     pub fn contains(&self, date: Date) -> bool {
+        if !is_fully_specified(date) {
+            return false;
+        }
         let key = |d: Date| (d.year, d.month, d.day);
         let after_start = !is_fully_specified(self.start) || key(date) >= key(self.start);
         let before_end = !is_fully_specified(self.end) || key(date) <= key(self.end);
@@ -89,6 +103,9 @@ impl WeekNDay {
     /// True when `date` (fully specified) is in the month, week and day
     /// the pattern names.
     pub fn matches(&self, date: Date) -> bool {
+        if !is_fully_specified(date) {
+            return false;
+        }
         let last = days_in_month(1900 + date.year as u16, date.month);
         let week = match self.week_of_month {
             UNSPECIFIED => true,
@@ -173,6 +190,26 @@ mod tests {
         let second_to_last_week = WeekNDay { month: 12, week_of_month: 7, day_of_week: UNSPECIFIED };
         assert!(second_to_last_week.matches(date(2026, 12, 18)));
         assert!(!second_to_last_week.matches(date(2026, 12, 25)));
+    }
+
+    #[test]
+    fn a_range_end_with_only_some_fields_is_not_valid_and_names_no_day() {
+        let partial = Date { year: UNSPECIFIED, month: 12, day: 24, weekday: UNSPECIFIED };
+        let range = DateRange { start: partial, end: date(2026, 12, 31) };
+        assert!(!range.is_valid());
+        assert!(!CalendarEntry::DateRange(range).matches(date(2026, 12, 25)));
+    }
+
+    #[test]
+    fn the_matchers_take_any_octets_without_panicking() {
+        for day in [0, 1, 31, 32, 255] {
+            for month in [0, 1, 12, 13, 255] {
+                let d = Date { year: 126, month, day, weekday: UNSPECIFIED };
+                let _ = WeekNDay { month: 255, week_of_month: 6, day_of_week: 1 }.matches(d);
+                let _ = date_pattern_matches(Date { year: 255, month: 255, day: 32, weekday: 1 }, d);
+                let _ = DateRange { start: d, end: d }.contains(d);
+            }
+        }
     }
 
     #[test]

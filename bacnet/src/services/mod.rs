@@ -75,6 +75,13 @@ pub use get_alarm_summary::{AlarmSummary, GetAlarmSummaryAck};
 pub use get_enrollment_summary::{EnrollmentSummary, GetEnrollmentSummaryAck, GetEnrollmentSummaryRequest};
 pub use get_event_information::{EventSummary, GetEventInformationAck, GetEventInformationRequest};
 
+// Group F: object lifecycle.
+pub mod create_object;
+
+pub use create_object::{
+    CreateObjectAck, CreateObjectError, CreateObjectRequest, DeleteObjectRequest, ObjectSpecifier,
+};
+
 // Group E: COV-multiple (135-2016).
 pub mod cov_notification_multiple;
 pub mod subscribe_cov_property_multiple;

@@ -36,6 +36,18 @@ pub enum ClientError {
         /// The reference that failed.
         first_failed: ObjectPropertyReference,
     },
+    /// A CreateObject was refused; `first_failed` is the position (from 1)
+    /// of the initial value that failed, 0 when the refusal is not about
+    /// one.
+    #[error("BACnet error {class}: {code} (first failed initial value: {first_failed})")]
+    CreateFailed {
+        /// Error class.
+        class: ErrorClass,
+        /// Error code.
+        code: ErrorCode,
+        /// The initial value that failed, from 1; 0 for none.
+        first_failed: u32,
+    },
     /// The device rejected the request.
     #[error("request rejected: {0}")]
     Reject(RejectReason),

@@ -30,6 +30,7 @@ mod error;
 mod events;
 mod files;
 mod foreign;
+mod lifecycle;
 mod management;
 mod who_is;
 pub use files::FILE_CHUNK;

@@ -108,7 +108,7 @@ pub struct Alarms {
     awaiting: Mutex<Vec<Awaiting>>,
     /// Devices another part of the host asked an address for (a schedule's
     /// writes): their I-Am is kept too.
-    wanted: Mutex<std::collections::HashSet<u32>>,
+    wanted: Mutex<HashMap<u32, Instant>>,
     /// Wakes the notifier: an acknowledgment queued its notification, or a
     /// device recipient's I-Am came.
     pub(crate) wake: Notify,
@@ -127,7 +127,7 @@ impl Alarms {
     pub(crate) fn i_am(&self, instance: u32, address: &DeviceAddress) {
         let awaited =
             self.awaiting.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|a| a.instance == instance);
-        let wanted = self.wanted.lock().unwrap_or_else(PoisonError::into_inner).remove(&instance);
+        let wanted = self.wanted.lock().unwrap_or_else(PoisonError::into_inner).remove(&instance).is_some();
         let awaited = awaited || wanted;
         let mut bindings = self.bindings.lock().unwrap_or_else(PoisonError::into_inner);
         if !awaited && !bindings.contains_key(&instance) {
@@ -149,8 +149,12 @@ impl Alarms {
     /// address); at most [`MAX_BINDINGS`] devices are asked for at once.
     pub(crate) fn want(&self, instance: u32) {
         let mut wanted = self.wanted.lock().unwrap_or_else(PoisonError::into_inner);
+        if wanted.len() >= MAX_BINDINGS {
+            // Those that never answered give up their place.
+            wanted.retain(|_, asked| asked.elapsed() < BINDING_LIFETIME);
+        }
         if wanted.len() < MAX_BINDINGS {
-            wanted.insert(instance);
+            wanted.insert(instance, Instant::now());
         }
     }
 

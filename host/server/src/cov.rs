@@ -335,6 +335,29 @@ pub(crate) fn subscription_reads(object: ObjectIdentifier, monitored: P, index: 
 /// state machine (retries, timeouts) so the answer is counted.
 pub(crate) type ConfirmedOut = (DeviceAddress, ConfirmedServiceChoice, Vec<u8>);
 
+/// The claim of the device's first notifier (see [`run_notifier`]),
+/// released when that notifier's task ends.
+struct FirstNotifier<'a> {
+    taken: &'a std::sync::atomic::AtomicBool,
+    ours: bool,
+}
+
+impl FirstNotifier<'_> {
+    /// Take the claim if no notifier holds it.
+    fn claim(&mut self) -> bool {
+        self.ours = !self.taken.swap(true, Ordering::AcqRel);
+        self.ours
+    }
+}
+
+impl Drop for FirstNotifier<'_> {
+    fn drop(&mut self) {
+        if self.ours {
+            self.taken.store(false, Ordering::Release);
+        }
+    }
+}
+
 /// How often the schedules are evaluated (a scheduled write happens at
 /// most this long after its time).
 const SCHEDULE_PERIOD: Duration = Duration::from_secs(1);
@@ -366,7 +389,8 @@ pub(crate) trait NotificationSink: Send + Sync {
 /// acknowledgment notifications to their Notification Class's recipients
 /// ([`super::alarms`]), and, in the first station's notifier, evaluates the
 /// device's schedules once a second and whenever a write or a time
-/// synchronization asks ([`super::schedule::runner`]).
+/// synchronization asks ([`super::schedule::runner`]) and sends the restart
+/// notification ([`super::restart`]).
 pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
     server: std::sync::Arc<Server<M>>,
     sink: S,
@@ -374,9 +398,15 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
     let cov = server.cov();
     let feed = server.model().changes();
     let schedules = &server.host().schedules;
-    let runs_schedules = schedules.has_schedules() && schedules.claim();
-    let mut next_evaluation = runs_schedules.then(Instant::now);
+    let mut first = FirstNotifier { taken: &server.host().first_notifier, ours: false };
+    let mut next_evaluation = None;
     loop {
+        // The first notifier to get here evaluates the schedules and sends
+        // the restart notification; another takes over if its task ends.
+        if !first.ours && first.claim() && schedules.has_schedules() {
+            next_evaluation = Some(Instant::now());
+        }
+        let first_one = first.ours;
         let deadline = cov.with_table(|t, _| t.poll_timeout()).map(|d| cov.epoch + d);
         let mut transitions = Vec::new();
         tokio::select! {
@@ -403,7 +433,8 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
             _ = server.alarms().wake.notified() => {}
             _ = sleep_until(server.alarms().next_deadline()) => {}
-            _ = schedules.wake.notified(), if runs_schedules => next_evaluation = Some(Instant::now()),
+            _ = schedules.wake.notified(), if first_one => next_evaluation = Some(Instant::now()),
+            _ = server.host().restart.wake.notified(), if first_one => {}
             _ = sleep_until(next_evaluation) => {}
         }
         if let Some(due) = next_evaluation.filter(|due| *due <= Instant::now()) {
@@ -411,6 +442,9 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
             let now = Instant::now();
             next_evaluation =
                 Some(if due + SCHEDULE_PERIOD > now { due + SCHEDULE_PERIOD } else { now + SCHEDULE_PERIOD });
+        }
+        if first_one {
+            super::restart::notify(&server, &sink).await;
         }
         super::alarms::notify_transitions(&server, &sink, transitions).await;
         for n in server.alarms().take_queued() {

@@ -80,6 +80,10 @@ pub struct DeviceConfig {
     pub schedules: Vec<super::schedule::ScheduleConfig>,
     /// The Calendar objects the host serves for this device.
     pub calendars: Vec<super::schedule::CalendarConfig>,
+    /// Restart_Notification_Recipients as configured ([`super::restart`]).
+    pub restart_recipients: Vec<bacnet::cov::Recipient>,
+    /// The object types CreateObject may create (Schedule, Calendar).
+    pub creatable: Vec<ObjectType>,
 }
 
 impl Default for DeviceConfig {
@@ -98,6 +102,8 @@ impl Default for DeviceConfig {
             notification_classes: Vec::new(),
             schedules: Vec::new(),
             calendars: Vec::new(),
+            restart_recipients: Vec::new(),
+            creatable: Vec::new(),
         }
     }
 }
@@ -207,11 +213,17 @@ pub struct HostDevice {
     pub notification_classes: std::sync::Arc<super::notification_class::NotificationClasses>,
     /// The Schedule and Calendar objects.
     pub schedules: super::schedule::Schedules,
+    /// How the device last started, and whom to tell.
+    pub restart: super::restart::Restart,
+    /// Taken by the first station's notifier: the one that evaluates the
+    /// schedules and sends the restart notification (once per device,
+    /// whatever its ports).
+    pub first_notifier: std::sync::atomic::AtomicBool,
 }
 
 impl HostDevice {
     /// The properties the host answers for the Device object.
-    pub const OWNED: [P; 14] = [
+    pub const OWNED: [P; 18] = [
         P::VENDOR_IDENTIFIER,
         P::PROTOCOL_VERSION,
         P::PROTOCOL_REVISION,
@@ -226,6 +238,10 @@ impl HostDevice {
         P::DEVICE_ADDRESS_BINDING,
         P::DATABASE_REVISION,
         P::ACTIVE_COV_SUBSCRIPTIONS,
+        P::LAST_RESTART_REASON,
+        P::TIME_OF_DEVICE_RESTART,
+        P::RESTART_NOTIFICATION_RECIPIENTS,
+        P::DAYLIGHT_SAVINGS_STATUS,
     ];
 
     /// True when the host answers `p` for the Device object.
@@ -243,6 +259,10 @@ impl HostDevice {
                 let mut b = BitString::with_len(SERVICES_BITS);
                 for bit in SERVICES_SUPPORTED {
                     b.set(bit, true);
+                }
+                if self.schedules.creates() {
+                    b.set(10, true); // createObject
+                    b.set(11, true); // deleteObject
                 }
                 Value::BitString(b).into()
             }
@@ -278,6 +298,13 @@ impl HostDevice {
             P::APDU_TIMEOUT => Value::Unsigned(self.config.apdu_timeout_ms as u64).into(),
             P::NUMBER_OF_APDU_RETRIES => Value::Unsigned(self.config.apdu_retries as u64).into(),
             P::DEVICE_ADDRESS_BINDING => AnyValue(vec![]),
+            P::LAST_RESTART_REASON | P::TIME_OF_DEVICE_RESTART | P::RESTART_NOTIFICATION_RECIPIENTS => {
+                return self.restart.read(p);
+            }
+            // The device clock keeps a fixed offset from UTC (what
+            // TimeSynchronization and the configuration give it): no
+            // daylight-saving rules are applied.
+            P::DAYLIGHT_SAVINGS_STATUS => Value::Boolean(false).into(),
             P::DATABASE_REVISION => {
                 Value::Unsigned(self.database_revision.load(std::sync::atomic::Ordering::Relaxed) as u64).into()
             }

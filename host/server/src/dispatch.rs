@@ -126,6 +126,7 @@ pub struct Server<M> {
 pub(super) enum Failure {
     Error(BacnetError),
     WpmError(WritePropertyMultipleError),
+    CreateError(bacnet::services::CreateObjectError),
     CovMultipleError(bacnet::services::SubscribeCOVPropertyMultipleError),
     Abort(AbortReason),
 }
@@ -415,6 +416,18 @@ impl<M: ObjectModel> Server<M> {
                 Ok(r) => Ok(self.get_event_information(r, room).await.map(Some)),
                 Err(e) => Err(e),
             },
+            S::CREATE_OBJECT if self.host.schedules.creates() => {
+                match bacnet::services::CreateObjectRequest::decode(body) {
+                    Ok(r) => Ok(self.create_object(r).map(Some)),
+                    Err(e) => Err(e),
+                }
+            }
+            S::DELETE_OBJECT if self.host.schedules.creates() => {
+                match bacnet::services::DeleteObjectRequest::decode(body) {
+                    Ok(r) => Ok(self.delete_object(r.0).await.map(|_| None)),
+                    Err(e) => Err(e),
+                }
+            }
             S::GET_ALARM_SUMMARY if body.is_empty() => Ok(self.get_alarm_summary().await.map(Some)),
             S::GET_ALARM_SUMMARY => Err(bacnet::DecodeError::TrailingData { at: 0 }),
             S::GET_ENROLLMENT_SUMMARY => match bacnet::services::GetEnrollmentSummaryRequest::decode(body) {
@@ -435,6 +448,7 @@ impl<M: ObjectModel> Server<M> {
             }
             Ok(Err(Failure::Error(e))) => Response::Error(e.to_vec()),
             Ok(Err(Failure::WpmError(e))) => Response::Error(e.to_vec()),
+            Ok(Err(Failure::CreateError(e))) => Response::Error(e.to_vec()),
             Ok(Err(Failure::CovMultipleError(e))) => Response::Error(e.to_vec()),
         }
     }
@@ -908,6 +922,15 @@ impl<M: ObjectModel> Server<M> {
             }
             return files.write(r.object, r.property, &r.value).map_err(Failure::Error);
         }
+        if target.object == self.ids.model && r.property == P::RESTART_NOTIFICATION_RECIPIENTS {
+            if r.array_index.is_some() {
+                return Err(Failure::Error(BacnetError {
+                    class: ErrorClass::PROPERTY,
+                    code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY,
+                }));
+            }
+            return self.host.restart.write_recipients(&r.value).map_err(Failure::Error);
+        }
         if (target.object == self.ids.model && HostDevice::owns(r.property))
             || self.host.network_port(r.object).is_some()
         {
@@ -924,6 +947,32 @@ impl<M: ObjectModel> Server<M> {
             [Err(e)] => Err(Failure::Error(*e)),
             _ => Err(contract("write-properties answered a different number of writes")),
         }
+    }
+
+    /// CreateObject: the host creates the Schedule and Calendar objects the
+    /// operator allows ([`super::schedule`]); the model's object types are
+    /// not created (object/dynamic-creation-not-supported).
+    fn create_object(&self, r: bacnet::services::CreateObjectRequest) -> Result<Vec<u8>, Failure> {
+        let id = self.host.schedules.create(r.object, &r.initial_values).map_err(Failure::CreateError)?;
+        self.database_changed();
+        Ok(bacnet::services::CreateObjectAck(id).to_vec())
+    }
+
+    /// DeleteObject: a Schedule or Calendar a CreateObject made. The
+    /// model's objects are not deleted (object/object-deletion-not-permitted).
+    async fn delete_object(&self, o: ObjectIdentifier) -> Result<(), Failure> {
+        if self.host.schedules.has(o) {
+            self.host.schedules.delete(o).map_err(Failure::Error)?;
+            self.database_changed();
+            return Ok(());
+        }
+        let target = PropertyTarget { object: o, property: P::OBJECT_IDENTIFIER, array_index: None };
+        let exists = match self.read_targets(&[target]).await?.first().and_then(|r| r.first()) {
+            Some(read) => read.outcome.is_ok(),
+            None => false,
+        };
+        let code = if exists { ErrorCode::OBJECT_DELETION_NOT_PERMITTED } else { ErrorCode::UNKNOWN_OBJECT };
+        Err(Failure::Error(BacnetError { class: ErrorClass::OBJECT, code }))
     }
 
     /// A write the device makes to one of its own objects (a schedule's),

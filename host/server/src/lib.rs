@@ -36,6 +36,7 @@ pub mod notification_class;
 mod outbox;
 mod read_range;
 pub mod request_metrics;
+pub mod restart;
 mod router_node;
 mod sc;
 pub mod schedule;
@@ -99,7 +100,17 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
         id,
         files,
         notification_classes,
-        schedules: schedule::Schedules::new(config.schedules.clone(), config.calendars.clone()),
+        schedules: schedule::Schedules::with_creatable(
+            config.schedules.clone(),
+            config.calendars.clone(),
+            config.creatable.clone(),
+        ),
+        restart: restart::Restart::new(
+            bacnet::enums::RestartReason::UNKNOWN,
+            model.clock().unwrap_or_default().now().local_date_time(),
+            config.restart_recipients.clone(),
+        ),
+        first_notifier: Default::default(),
         config,
         object_types,
         database_revision: Default::default(),

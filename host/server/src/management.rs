@@ -23,7 +23,7 @@
 //! clock.
 
 use super::dispatch::{Failure, Server};
-use bacnet::enums::{EnableDisable, ErrorClass, ErrorCode, ReinitializedState};
+use bacnet::enums::{EnableDisable, ErrorClass, ErrorCode, ReinitializedState, RestartReason};
 use bacnet::services::{BacnetError, DeviceCommunicationControlRequest, ReinitializeDeviceRequest};
 use bacnet::{CharacterString, Date, Time};
 use std::sync::{Mutex, PoisonError};
@@ -144,7 +144,12 @@ impl<M: ObjectModel> Server<M> {
             tracing::info!(dropped, "cold start: COV subscriptions dropped");
         }
         match self.model().reinitialize(cold).await {
-            Ok(()) => tracing::info!(cold, "ReinitializeDevice: object model restarted"),
+            Ok(()) => {
+                tracing::info!(cold, "ReinitializeDevice: object model restarted");
+                let reason = if cold { RestartReason::COLDSTART } else { RestartReason::WARMSTART };
+                let now = self.model().clock().unwrap_or_default().now().local_date_time();
+                self.host().restart.restarted(reason, now);
+            }
             Err(e) => tracing::error!(error = %e, "ReinitializeDevice: restarting the object model failed"),
         }
     }

@@ -9,6 +9,7 @@ pub mod discover;
 mod events;
 mod file;
 pub mod format;
+mod lifecycle;
 mod opcua;
 pub mod parse;
 pub mod plugin;
@@ -158,6 +159,17 @@ pub enum Command {
     Readm(read::ReadmArgs),
     /// Write one property (WriteProperty).
     Write(write::WriteArgs),
+    /// Create an object (CreateObject), by type or by identifier, with initial values.
+    ///
+    /// Prints the new object's identifier. A refused initial value is the device's Error with the
+    /// value's position (exit status 4).
+    ///
+    /// Example: trellis create 192.168.1.20 calendar object-name=holidays
+    Create(lifecycle::CreateArgs),
+    /// Delete an object (DeleteObject). Prints nothing on success.
+    ///
+    /// Example: trellis delete 192.168.1.20 calendar,7
+    Delete(lifecycle::DeleteArgs),
     /// Who-Is, then each device's object list and object names.
     Discover(discover::DiscoverArgs),
     /// Subscribe to an object's changes and print each notification (SubscribeCOV).
@@ -296,6 +308,7 @@ impl From<ClientError> for Failure {
             ClientError::Timeout { .. } => exit::TIMEOUT,
             ClientError::Bacnet { .. }
             | ClientError::WriteFailed { .. }
+            | ClientError::CreateFailed { .. }
             | ClientError::Reject(_)
             | ClientError::Abort { .. } => exit::BACNET,
             _ => exit::OTHER,
@@ -436,6 +449,8 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Read(a) => read::run_read(&client, a).await,
         Command::Readm(a) => read::run_readm(&client, a).await,
         Command::Write(a) => write::run(&client, a).await,
+        Command::Create(a) => lifecycle::run_create(&client, a).await,
+        Command::Delete(a) => lifecycle::run_delete(&client, a).await,
         Command::Discover(a) => discover::run(&client, a).await,
         Command::Readrange(a) => readrange::run(&client, a).await,
         Command::File(a) => file::run(&client, a).await,

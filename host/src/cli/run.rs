@@ -855,6 +855,30 @@ async fn start_device(
             anyhow::bail!("device {}: [[device.{what}]] instance {} is listed twice", index + 1, w[0]);
         }
     }
+    anyhow::ensure!(
+        d.restart_notification_recipients.len() <= trellis_server::restart::MAX_RECIPIENTS,
+        "device {}: at most {} restart_notification_recipients",
+        index + 1,
+        trellis_server::restart::MAX_RECIPIENTS
+    );
+    let restart_recipients = d
+        .restart_notification_recipients
+        .iter()
+        .map(|r| crate::notification_config::restart_recipient(r))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}: restart_notification_recipients", index + 1))?;
+    let creatable = d
+        .create_objects
+        .iter()
+        .map(|t| match t.as_str() {
+            "schedule" => Ok(bacnet::ObjectType::SCHEDULE),
+            "calendar" => Ok(bacnet::ObjectType::CALENDAR),
+            other => anyhow::bail!(
+                "device {}: create_objects: {other:?} cannot be created (\"schedule\" and \"calendar\" can)",
+                index + 1
+            ),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let config = DeviceConfig {
         instance: d.instance,
         limits,
@@ -865,6 +889,8 @@ async fn start_device(
         notification_classes,
         schedules,
         calendars,
+        restart_recipients,
+        creatable,
         ..Default::default()
     };
     Ok((model, bip, config, base_config, provenance))

@@ -29,6 +29,7 @@ mod opcua;
 mod peers;
 mod plugin;
 mod read_range;
+mod restart;
 mod router;
 mod routing_policy;
 mod sc;

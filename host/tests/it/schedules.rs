@@ -144,3 +144,51 @@ fn bacpypes3_rewrites_a_schedule_rusty_bacnet_moves_the_clock_and_tshark_dissect
     drop(gateway);
     capture.finish(&[port], &["writeProperty", "readProperty", "utcTimeSynchronization", "weekly-schedule"]);
 }
+
+/// A front end creates and deletes Schedule and Calendar objects (the
+/// example allows both): our CLI by type with a name, then rusty-bacnet by
+/// type and by identifier; Object_List and Database_Revision follow;
+/// configured objects and the model's are not deleted; tshark dissects
+/// the conversation.
+#[test]
+fn our_cli_and_rusty_bacnet_create_and_delete_calendars_and_schedules() {
+    let _timing = crate::peers::shared_blocking();
+    let scratch = Scratch::new("schedules", "lifecycle");
+    let (path, port) = on_a_free_port(&scratch, "schedules.toml");
+    let gateway = Gateway::start(&["run", "--config", path.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let pcap = scratch.path("lifecycle.pcap");
+    let capture = crate::tshark::Capture::on("lo", &format!("udp port {port}"), &pcap);
+    let address = format!("127.0.0.1:{port}");
+
+    let revision = cli(&["read", &address, "device,389009", "database-revision"]);
+    let created = cli(&["create", &address, "calendar", "object-name=bank-holidays"]);
+    assert_eq!(created.trim(), "calendar,2", "the lowest free instance");
+    let list = cli(&["read", &address, "device,389009", "object-list"]);
+    assert!(list.contains("calendar,2"), "{list}");
+    assert_ne!(cli(&["read", &address, "device,389009", "database-revision"]), revision);
+    assert_eq!(cli(&["read", &address, "calendar,2", "object-name"]).trim(), "bank-holidays");
+    cli(&["delete", &address, "calendar,2"]);
+    let list = cli(&["read", &address, "device,389009", "object-list"]);
+    assert!(!list.contains("calendar,2"), "{list}");
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["delete", &address, "calendar,1"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("object-deletion-not-permitted"), "{refused:?}");
+
+    let line = third_party("rusty-lifecycle", port, &[], &gateway);
+    // Error codes as rusty-bacnet prints them: 24 object-identifier-already-exists,
+    // 31 unknown-object, 23 object-deletion-not-permitted (class 1: object).
+    for expected in [
+        r#""acks": ["6,2", "17,50"]"#,
+        r#""name": "rusty-holidays""#,
+        r#""duplicate": "BACnet error: class=1 code=24"#,
+        r#""after_delete": "BACnet error: class=1 code=31"#,
+        r#""delete_model_object": "BACnet error: class=1 code=23"#,
+    ] {
+        assert!(line.contains(expected), "rusty-bacnet missing {expected}: {line}");
+    }
+    drop(gateway);
+    capture.finish(&[port], &["createObject", "deleteObject"]);
+}

@@ -11,6 +11,10 @@ One of two real stacks plays the front end:
   Calendar classes; writes a new Weekly_Schedule (every weekday: 06:30
   22.0, 18:00 NULL) and Schedule_Default 17.0 built from bacpypes3's
   types, and reads them back.
+- rusty-lifecycle: rusty-bacnet's BACnetClient creates a Calendar by type
+  (with an Object_Name) and a Schedule by identifier (schedule,50), asks
+  for the same identifier again (refused), deletes both, and asks to delete
+  the model's analog-value,1 (refused).
 - rusty: rusty-bacnet's BACnetClient sends a UTCTimeSynchronization for
   Monday 2026-11-30 at --time (UTC) and reads the scheduled object's
   Present_Value until it is --expect (or 10 s pass), then reads
@@ -126,15 +130,66 @@ async def run_rusty(args: argparse.Namespace) -> Dict[str, Any]:
         return {"setpoint": float(seen.value), "schedule_present_value": float(pv.value)}
 
 
+async def run_rusty_lifecycle(args: argparse.Namespace) -> Dict[str, Any]:
+    """CreateObject by type and by identifier, DeleteObject, and the refusals."""
+    from rusty_bacnet import BACnetClient, ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue
+
+    async with BACnetClient(
+        interface="127.0.0.1",
+        port=args.port,
+        broadcast_address="127.255.255.255",
+        apdu_timeout_ms=5000,
+    ) as c:
+        out: Dict[str, Any] = {}
+        created = await c.create_object(
+            args.target,
+            ObjectType.CALENDAR,
+            [(PropertyIdentifier.OBJECT_NAME, PropertyValue.character_string("rusty-holidays"), None, None)],
+        )
+        # rusty-bacnet hands back the CreateObject-ACK as it came: an
+        # application-tagged BACnetObjectIdentifier (0xC4, then 4 octets).
+        def from_ack(raw: bytes, object_type: Any) -> Any:
+            ack = bytes(raw)
+            if len(ack) != 5 or ack[0] != 0xC4:
+                raise ValueError(f"CreateObject-ACK {ack.hex()}: not an object identifier")
+            word = int.from_bytes(ack[1:], "big")
+            out.setdefault("acks", []).append(f"{word >> 22},{word & 0x3FFFFF}")
+            return ObjectIdentifier(object_type, word & 0x3FFFFF)
+
+        created = from_ack(created, ObjectType.CALENDAR)
+        name = await c.read_property(args.target, created, PropertyIdentifier.OBJECT_NAME)
+        out["name"] = str(name.value)
+        chosen = ObjectIdentifier(ObjectType.SCHEDULE, 50)
+        from_ack(await c.create_object(args.target, chosen), ObjectType.SCHEDULE)
+        try:
+            await c.create_object(args.target, chosen)
+            out["duplicate"] = "accepted"
+        except Exception as e:  # noqa: BLE001 - the stack raises its own types
+            out["duplicate"] = str(e)
+        await c.delete_object(args.target, created)
+        await c.delete_object(args.target, chosen)
+        try:
+            await c.read_property(args.target, created, PropertyIdentifier.OBJECT_NAME)
+            out["after_delete"] = "still there"
+        except Exception as e:  # noqa: BLE001
+            out["after_delete"] = str(e)
+        try:
+            await c.delete_object(args.target, ObjectIdentifier(ObjectType.ANALOG_VALUE, 1))
+            out["delete_model_object"] = "accepted"
+        except Exception as e:  # noqa: BLE001
+            out["delete_model_object"] = str(e)
+        return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--stack", choices=["bacpypes3", "rusty"], required=True)
+    p.add_argument("--stack", choices=["bacpypes3", "rusty", "rusty-lifecycle"], required=True)
     p.add_argument("--target", required=True, help="IP:PORT of the device")
     p.add_argument("--port", type=int, required=True, help="our own UDP port on 127.0.0.1")
     p.add_argument("--time", default="06:45", help="rusty: UTC time of day to set (HH:MM)")
     p.add_argument("--expect", type=float, default=22.0, help="rusty: the setpoint to wait for")
     args = p.parse_args()
-    runner = run_rusty if args.stack == "rusty" else run_bacpypes3
+    runner = {"rusty": run_rusty, "rusty-lifecycle": run_rusty_lifecycle, "bacpypes3": run_bacpypes3}[args.stack]
     try:
         out = asyncio.run(runner(args))
         out.update({"stack": args.stack, "ok": True})

@@ -20,6 +20,11 @@
 //! or priority are written. Out of its Effective_Period it neither
 //! evaluates nor writes (Present_Value keeps its last value).
 //!
+//! A failed or lost write is made again by the refresh: every five
+//! minutes a schedule writes its value to every reference again. When
+//! Priority_For_Writing or the references change, the old commands are
+//! relinquished (NULL at the old priority) first.
+//!
 //! Written values last until the gateway restarts, as for Notification
 //! Class objects (persisting a front end's writes is not built yet).
 //!
@@ -27,13 +32,14 @@
 //! (Reliability CONFIGURATION_ERROR), accept more than the bounds below, or
 //! hold a lock across an await.
 
+mod lifecycle;
 mod objects;
 pub(crate) mod runner;
 
 use bacnet::schedule::{CalendarEntry, DateRange, DeviceObjectPropertyReference, SpecialEvent, TimeValue};
 use bacnet::{Date, ObjectIdentifier, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The most time-values one day (or one special event) may hold.
 pub const MAX_TIME_VALUES: usize = 64;
@@ -105,6 +111,12 @@ struct ScheduleObject {
     active: bool,
     /// The value last handed to the references.
     last_written: Option<Value>,
+    /// When it was (the references are written again every
+    /// [`runner::REFRESH`], in case a write was lost).
+    written_at: Option<std::time::Instant>,
+    /// Commands to relinquish (NULL) at their old priority: references
+    /// removed, or all of them after Priority_For_Writing changed.
+    relinquish: Vec<(DeviceObjectPropertyReference, u8)>,
 }
 
 /// What schedules did, for an operator.
@@ -127,10 +139,14 @@ pub struct ScheduleStats {
 /// The Schedule and Calendar objects of one device.
 #[derive(Debug)]
 pub struct Schedules {
-    schedules: Vec<Mutex<ScheduleObject>>,
-    calendars: Vec<Mutex<CalendarConfig>>,
-    /// One notifier task evaluates them, whatever the device's ports.
-    claimed: AtomicBool,
+    schedules: Mutex<Vec<Arc<Mutex<ScheduleObject>>>>,
+    calendars: Mutex<Vec<Arc<Mutex<CalendarConfig>>>>,
+    /// The object types a CreateObject may create (Schedule, Calendar).
+    creatable: Vec<bacnet::ObjectType>,
+    /// The objects CreateObject made (only those may be deleted).
+    created: Mutex<std::collections::BTreeSet<ObjectIdentifier>>,
+    /// Commands of deleted schedules to relinquish at the next evaluation.
+    orphans: Mutex<Vec<runner::ScheduledWrite>>,
     /// Told when a write or a time synchronization calls for an evaluation.
     pub(crate) wake: tokio::sync::Notify,
     /// Writes to other devices waiting for their I-Am.
@@ -142,23 +158,23 @@ pub struct Schedules {
 impl Schedules {
     /// The configured objects.
     pub fn new(schedules: Vec<ScheduleConfig>, calendars: Vec<CalendarConfig>) -> Self {
-        let schedules = schedules
-            .into_iter()
-            .map(|config| {
-                Mutex::new(ScheduleObject {
-                    present_value: config.default.clone(),
-                    config,
-                    out_of_service: false,
-                    rewrite: true,
-                    active: false,
-                    last_written: None,
-                })
-            })
-            .collect();
+        Self::with_creatable(schedules, calendars, Vec::new())
+    }
+
+    /// The configured objects, and the types (Schedule, Calendar) a front
+    /// end may create with CreateObject (and delete once created).
+    pub fn with_creatable(
+        schedules: Vec<ScheduleConfig>,
+        calendars: Vec<CalendarConfig>,
+        creatable: Vec<bacnet::ObjectType>,
+    ) -> Self {
+        let schedules = schedules.into_iter().map(|c| Arc::new(Mutex::new(ScheduleObject::new(c)))).collect();
         Schedules {
-            schedules,
-            calendars: calendars.into_iter().map(Mutex::new).collect(),
-            claimed: AtomicBool::new(false),
+            schedules: Mutex::new(schedules),
+            calendars: Mutex::new(calendars.into_iter().map(|c| Arc::new(Mutex::new(c))).collect()),
+            creatable,
+            created: Mutex::default(),
+            orphans: Mutex::default(),
             wake: tokio::sync::Notify::new(),
             pending: Mutex::new(Vec::new()),
             stats: ScheduleStats::default(),
@@ -167,23 +183,34 @@ impl Schedules {
 
     /// True when there is no Schedule and no Calendar.
     pub fn is_empty(&self) -> bool {
-        self.schedules.is_empty() && self.calendars.is_empty()
+        !self.has_schedules() && !self.has_calendars()
     }
 
-    /// True when at least one Schedule object is configured.
+    /// True when the device has a Schedule object or may create one.
     pub fn has_schedules(&self) -> bool {
-        !self.schedules.is_empty()
+        !lock(&self.schedules).is_empty() || self.creatable.contains(&bacnet::ObjectType::SCHEDULE)
     }
 
-    /// True when at least one Calendar object is configured.
+    /// True when the device has a Calendar object or may create one.
     pub fn has_calendars(&self) -> bool {
-        !self.calendars.is_empty()
+        !lock(&self.calendars).is_empty() || self.creatable.contains(&bacnet::ObjectType::CALENDAR)
+    }
+
+    /// True when CreateObject and DeleteObject are executed.
+    pub fn creates(&self) -> bool {
+        !self.creatable.is_empty()
     }
 
     /// Their object identifiers, in Object_List order (schedules, then calendars).
     pub fn ids(&self) -> Vec<ObjectIdentifier> {
-        let schedules = self.schedules.iter().map(|s| schedule_id(lock(s).config.instance));
-        schedules.chain(self.calendars.iter().map(|c| calendar_id(lock(c).instance))).collect()
+        let schedules: Vec<_> = lock(&self.schedules).iter().map(|s| schedule_id(lock(s).config.instance)).collect();
+        let calendars = lock(&self.calendars).iter().map(|c| calendar_id(lock(c).instance)).collect::<Vec<_>>();
+        schedules.into_iter().chain(calendars).collect()
+    }
+
+    /// The schedules, for an evaluation (the list's lock is not held).
+    fn all_schedules(&self) -> Vec<Arc<Mutex<ScheduleObject>>> {
+        lock(&self.schedules).clone()
     }
 
     /// True when `o` is one of them.
@@ -191,29 +218,38 @@ impl Schedules {
         self.schedule(o).is_some() || self.calendar(o).is_some()
     }
 
-    /// Make the caller the one that evaluates them; false when another
-    /// already is.
-    pub(crate) fn claim(&self) -> bool {
-        !self.claimed.swap(true, std::sync::atomic::Ordering::AcqRel)
-    }
-
-    fn schedule(&self, o: ObjectIdentifier) -> Option<&Mutex<ScheduleObject>> {
+    fn schedule(&self, o: ObjectIdentifier) -> Option<Arc<Mutex<ScheduleObject>>> {
         if o.object_type != bacnet::ObjectType::SCHEDULE {
             return None;
         }
-        self.schedules.iter().find(|s| lock(s).config.instance == o.instance)
+        lock(&self.schedules).iter().find(|s| lock(s).config.instance == o.instance).cloned()
     }
 
-    fn calendar(&self, o: ObjectIdentifier) -> Option<&Mutex<CalendarConfig>> {
+    fn calendar(&self, o: ObjectIdentifier) -> Option<Arc<Mutex<CalendarConfig>>> {
         if o.object_type != bacnet::ObjectType::CALENDAR {
             return None;
         }
-        self.calendars.iter().find(|c| lock(c).instance == o.instance)
+        lock(&self.calendars).iter().find(|c| lock(c).instance == o.instance).cloned()
     }
 
     /// True when Calendar `o` exists and names `today`.
     fn calendar_includes(&self, o: ObjectIdentifier, today: Date) -> bool {
-        self.calendar(o).is_some_and(|c| lock(c).includes(today))
+        self.calendar(o).is_some_and(|c| lock(&c).includes(today))
+    }
+}
+
+impl ScheduleObject {
+    fn new(config: ScheduleConfig) -> Self {
+        ScheduleObject {
+            present_value: config.default.clone(),
+            config,
+            out_of_service: false,
+            rewrite: true,
+            active: false,
+            last_written: None,
+            written_at: None,
+            relinquish: Vec::new(),
+        }
     }
 }
 

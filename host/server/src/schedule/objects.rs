@@ -7,8 +7,8 @@ use super::{
 use bacnet::codec::Reader;
 use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P, Reliability};
 use bacnet::schedule::{
-    CalendarEntry, DateRange, DeviceObjectPropertyReference, SpecialEvent, TimeValue, decode_time_values,
-    encode_time_values,
+    CalendarEntry, DateRange, DeviceObjectPropertyReference, SpecialEvent, SpecialEventPeriod, TimeValue,
+    decode_time_values, encode_time_values,
 };
 use bacnet::services::{BacnetError, ServiceCodec};
 use bacnet::{AnyValue, BitString, CharacterString, Date, ObjectIdentifier, Value};
@@ -41,6 +41,30 @@ fn octets(value: &AnyValue) -> Vec<u8> {
     let mut out = Vec::new();
     value.encode(&mut out);
     out
+}
+
+/// Decode exactly one production of type `T` from a written value.
+fn decode_one<T: ServiceCodec>(value: &AnyValue) -> Result<T, BacnetError> {
+    let octets = octets(value);
+    let mut r = Reader::new(&octets);
+    let one = T::decode_from(&mut r).map_err(|_| invalid())?;
+    if !r.is_empty() {
+        return Err(invalid());
+    }
+    Ok(one)
+}
+
+fn out_of_range() -> BacnetError {
+    error(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE)
+}
+
+/// A calendar entry a device can match: a date range's ends each a whole
+/// date or entirely unspecified.
+fn check_entry(e: &CalendarEntry) -> Result<(), BacnetError> {
+    match e {
+        CalendarEntry::DateRange(r) if !r.is_valid() => Err(out_of_range()),
+        _ => Ok(()),
+    }
 }
 
 /// Decode every production of type `T` in a written value, at most `max`.
@@ -93,6 +117,17 @@ fn consistent(o: &ScheduleObject) -> bool {
 }
 
 impl ScheduleObject {
+    /// The application tag of the schedule's values: Schedule_Default's, or
+    /// the first time-value's that is not NULL; `None` when all are NULL.
+    fn datatype(&self) -> Option<u8> {
+        let c = &self.config;
+        std::iter::once(&c.default)
+            .chain(c.weekly.iter().flatten().map(|tv| &tv.value))
+            .chain(c.exceptions.iter().flat_map(|e| e.time_values.iter().map(|tv| &tv.value)))
+            .find(|v| **v != Value::Null)
+            .map(Value::app_tag)
+    }
+
     /// Reliability: CONFIGURATION_ERROR when the values' datatypes disagree.
     pub(super) fn reliability(&self) -> Reliability {
         if consistent(self) { Reliability::NO_FAULT_DETECTED } else { Reliability::CONFIGURATION_ERROR }
@@ -178,11 +213,12 @@ impl ScheduleObject {
                 if !r.is_empty() {
                     return Err(invalid());
                 }
-                c.weekly[i as usize - 1] = day;
+                *c.weekly.get_mut(i as usize - 1).ok_or_else(bad_index)? = day;
             }
             (P::EXCEPTION_SCHEDULE, None) => c.exceptions = decode_exceptions(value, MAX_EXCEPTIONS)?,
             (P::EXCEPTION_SCHEDULE, Some(i)) if i >= 1 && (i as usize) <= c.exceptions.len() => {
-                let [event] = <[SpecialEvent; 1]>::try_from(decode_exceptions(value, 1)?).map_err(|_| invalid())?;
+                let event: SpecialEvent = decode_one(value)?;
+                check_exception(&event)?;
                 c.exceptions[i as usize - 1] = event;
             }
             // The length of an array is not written here.
@@ -190,16 +226,33 @@ impl ScheduleObject {
             (P::WEEKLY_SCHEDULE | P::EXCEPTION_SCHEDULE, Some(_)) => return Err(bad_index()),
             (P::SCHEDULE_DEFAULT, _) => c.default = value.as_primitive().ok_or_else(invalid)?.clone(),
             (P::EFFECTIVE_PERIOD, _) => {
-                let [range] = <[DateRange; 1]>::try_from(decode_all(value, 1)?).map_err(|_| invalid())?;
+                let range: DateRange = decode_one(value)?;
+                if !range.is_valid() {
+                    return Err(out_of_range());
+                }
                 c.effective_period = range;
             }
             (P::LIST_OF_OBJECT_PROPERTY_REFERENCES, _) => {
-                c.references = decode_all::<DeviceObjectPropertyReference>(value, MAX_REFERENCES)?;
+                let references = decode_all::<DeviceObjectPropertyReference>(value, MAX_REFERENCES)?;
+                if references.iter().any(|r| r.device.is_some_and(|d| d.object_type != ObjectType::DEVICE)) {
+                    return Err(out_of_range());
+                }
+                if self.last_written.is_some() {
+                    let gone = c.references.iter().filter(|r| !references.contains(r));
+                    let priority = c.priority_for_writing;
+                    self.relinquish.extend(gone.map(|r| (*r, priority)));
+                }
+                c.references = references;
                 self.rewrite = true;
             }
             (P::PRIORITY_FOR_WRITING, _) => match value.as_primitive() {
                 Some(Value::Unsigned(p @ 1..=16)) => {
-                    c.priority_for_writing = *p as u8;
+                    let p = *p as u8;
+                    if p != c.priority_for_writing && self.last_written.is_some() {
+                        let old = c.priority_for_writing;
+                        self.relinquish.extend(c.references.iter().map(|r| (*r, old)));
+                    }
+                    c.priority_for_writing = p;
                     self.rewrite = true;
                 }
                 Some(Value::Unsigned(_)) => return Err(error(ErrorClass::PROPERTY, ErrorCode::VALUE_OUT_OF_RANGE)),
@@ -211,7 +264,11 @@ impl ScheduleObject {
             },
             // Present_Value follows the schedule unless it is out of service.
             (P::PRESENT_VALUE, _) if self.out_of_service => {
-                self.present_value = value.as_primitive().ok_or_else(invalid)?.clone();
+                let v = value.as_primitive().ok_or_else(invalid)?;
+                if *v != Value::Null && self.datatype().is_some_and(|tag| tag != v.app_tag()) {
+                    return Err(invalid());
+                }
+                self.present_value = v.clone();
             }
             (P::PRESENT_VALUE, _) => return Err(denied()),
             _ if self.properties().contains(&p) => return Err(denied()),
@@ -221,11 +278,22 @@ impl ScheduleObject {
     }
 }
 
-fn decode_exceptions(value: &AnyValue, max: usize) -> Result<Vec<SpecialEvent>, BacnetError> {
-    let events = decode_all::<SpecialEvent>(value, max)?;
-    if events.iter().any(|e| e.time_values.len() > MAX_TIME_VALUES) {
+/// An exception a device can apply: its time-values bounded, its date range
+/// valid, its calendar reference a Calendar.
+fn check_exception(e: &SpecialEvent) -> Result<(), BacnetError> {
+    if e.time_values.len() > MAX_TIME_VALUES {
         return Err(no_space());
     }
+    match &e.period {
+        SpecialEventPeriod::CalendarEntry(entry) => check_entry(entry),
+        SpecialEventPeriod::CalendarReference(id) if id.object_type != ObjectType::CALENDAR => Err(out_of_range()),
+        SpecialEventPeriod::CalendarReference(_) => Ok(()),
+    }
+}
+
+fn decode_exceptions(value: &AnyValue, max: usize) -> Result<Vec<SpecialEvent>, BacnetError> {
+    let events = decode_all::<SpecialEvent>(value, max)?;
+    events.iter().try_for_each(check_exception)?;
     Ok(events)
 }
 
@@ -243,24 +311,24 @@ impl Schedules {
     pub fn expand(&self, o: ObjectIdentifier, which: P) -> Vec<P> {
         if let Some(s) = self.schedule(o) {
             let optional = [P::DESCRIPTION, P::WEEKLY_SCHEDULE, P::EXCEPTION_SCHEDULE];
-            return crate::host_object::expand(&lock(s).properties(), &optional, which);
+            return crate::host_object::expand(&lock(&s).properties(), &optional, which);
         }
         let Some(c) = self.calendar(o) else { return Vec::new() };
-        crate::host_object::expand(&calendar_properties(&lock(c)), &[P::DESCRIPTION], which)
+        crate::host_object::expand(&calendar_properties(&lock(&c)), &[P::DESCRIPTION], which)
     }
 
     /// Read property `p` (element `index` of an array) of `o`; `today` is
     /// the device's local date (a Calendar's Present_Value).
     pub fn read(&self, o: ObjectIdentifier, p: P, index: Option<u32>, today: Date) -> Result<AnyValue, BacnetError> {
         if let Some(s) = self.schedule(o) {
-            let s = lock(s);
+            let s = lock(&s);
             if !s.properties().contains(&p) {
                 return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
             }
             return s.read(o, p, index);
         }
         let Some(c) = self.calendar(o) else { return Err(error(ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT)) };
-        let c = lock(c);
+        let c = lock(&c);
         let properties = calendar_properties(&c);
         if !properties.contains(&p) {
             return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
@@ -285,30 +353,48 @@ impl Schedules {
     /// writable); a write that changes the schedule wakes its evaluation.
     pub fn write(&self, o: ObjectIdentifier, p: P, index: Option<u32>, value: &AnyValue) -> Result<(), BacnetError> {
         if let Some(s) = self.schedule(o) {
-            let mut s = lock(s);
-            if !s.properties().contains(&p) {
-                return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
-            }
-            s.write(p, index, value)?;
+            lock(&s).write_property(p, index, value)?;
             tracing::info!(object = %o, property = %p, "Schedule written");
         } else {
             let Some(c) = self.calendar(o) else { return Err(error(ErrorClass::OBJECT, ErrorCode::UNKNOWN_OBJECT)) };
-            let mut c = lock(c);
-            if !calendar_properties(&c).contains(&p) {
-                return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
-            }
-            if p != P::DATE_LIST || !c.writable {
-                return Err(denied());
-            }
-            if index.is_some() {
-                return Err(error(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY));
-            }
-            c.dates = decode_all::<CalendarEntry>(value, MAX_DATES)?;
+            write_calendar(&mut lock(&c), p, index, value)?;
             tracing::info!(object = %o, "Calendar Date_List written");
         }
         self.wake.notify_one();
         Ok(())
     }
+}
+
+impl ScheduleObject {
+    /// A WriteProperty of `p` (after checking the object has it).
+    pub(super) fn write_property(&mut self, p: P, index: Option<u32>, value: &AnyValue) -> Result<(), BacnetError> {
+        if !self.properties().contains(&p) {
+            return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
+        }
+        self.write(p, index, value)
+    }
+}
+
+/// A WriteProperty of Calendar `c`'s property `p`: Date_List, where writable.
+pub(super) fn write_calendar(
+    c: &mut CalendarConfig,
+    p: P,
+    index: Option<u32>,
+    value: &AnyValue,
+) -> Result<(), BacnetError> {
+    if !calendar_properties(c).contains(&p) {
+        return Err(error(ErrorClass::PROPERTY, ErrorCode::UNKNOWN_PROPERTY));
+    }
+    if p != P::DATE_LIST || !c.writable {
+        return Err(denied());
+    }
+    if index.is_some() {
+        return Err(error(ErrorClass::PROPERTY, ErrorCode::PROPERTY_IS_NOT_AN_ARRAY));
+    }
+    let dates = decode_all::<CalendarEntry>(value, MAX_DATES)?;
+    dates.iter().try_for_each(check_entry)?;
+    c.dates = dates;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -318,7 +404,6 @@ mod tests {
     use bacnet::Element;
     use bacnet::Time;
     use bacnet::codec::UNSPECIFIED;
-    use bacnet::schedule::SpecialEventPeriod;
 
     fn any_date() -> Date {
         Date { year: UNSPECIFIED, month: UNSPECIFIED, day: UNSPECIFIED, weekday: UNSPECIFIED }

@@ -24,6 +24,19 @@ pub const BINDING_TIMEOUT: Duration = Duration::from_secs(10);
 /// Writes to other devices that may wait at once; more are dropped.
 pub const MAX_PENDING: usize = 256;
 
+/// How often a schedule writes its value to its references again, in case
+/// a write was lost (a device restarting, a request that failed).
+pub const REFRESH: Duration = Duration::from_secs(300);
+
+/// The same value, NaN included (a REAL written as NaN is the same NaN).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Real(x), Value::Real(y)) => x.to_bits() == y.to_bits(),
+        (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
+
 /// A write one evaluation asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ScheduledWrite {
@@ -49,10 +62,14 @@ impl Schedules {
     /// Evaluate every schedule at the local `date` and `time`: update
     /// Present_Value and return the writes due (see the module docs of
     /// [`super`] for when they are).
-    pub(crate) fn evaluate(&self, date: Date, time: Time) -> Vec<ScheduledWrite> {
-        let mut writes = Vec::new();
-        for s in &self.schedules {
-            let mut s = lock(s);
+    pub(crate) fn evaluate(&self, date: Date, time: Time, now: Instant) -> Vec<ScheduledWrite> {
+        let mut writes = std::mem::take(&mut *lock(&self.orphans));
+        for s in self.all_schedules() {
+            let mut s = lock(&s);
+            let schedule = super::schedule_id(s.config.instance);
+            for (reference, priority) in std::mem::take(&mut s.relinquish) {
+                writes.push(ScheduledWrite { schedule, reference, value: Value::Null, priority });
+            }
             if !s.config.effective_period.contains(date) || !bacnet::schedule::is_fully_specified(date) {
                 s.active = false;
                 continue;
@@ -68,13 +85,14 @@ impl Schedules {
             if s.reliability() != Reliability::NO_FAULT_DETECTED {
                 continue;
             }
-            let changed = s.last_written.as_ref() != Some(&s.present_value);
-            if !(changed || entering || s.rewrite) {
+            let changed = !s.last_written.as_ref().is_some_and(|w| same(w, &s.present_value));
+            let refresh = s.written_at.is_none_or(|at| now.saturating_duration_since(at) >= REFRESH);
+            if !(changed || entering || s.rewrite || refresh) {
                 continue;
             }
             s.rewrite = false;
             s.last_written = Some(s.present_value.clone());
-            let schedule = super::schedule_id(s.config.instance);
+            s.written_at = Some(now);
             for reference in &s.config.references {
                 writes.push(ScheduledWrite {
                     schedule,
@@ -104,7 +122,7 @@ pub(crate) async fn run<M: ObjectModel, S: EventSink>(server: &Server<M>, sink: 
     let schedules = &server.host().schedules;
     let (date, time) = server.model().clock().unwrap_or_default().now().local_date_time();
     let ours = server.device_id();
-    for w in schedules.evaluate(date, time) {
+    for w in schedules.evaluate(date, time, Instant::now()) {
         let request = WritePropertyRequest {
             object: w.reference.object,
             property: w.reference.property,
@@ -113,7 +131,14 @@ pub(crate) async fn run<M: ObjectModel, S: EventSink>(server: &Server<M>, sink: 
             priority: Some(w.priority),
         };
         match w.reference.device {
-            Some(device) if device != ours => write_remote(server, sink, device.instance, request).await,
+            Some(device) if device != ours => {
+                // DeviceCommunicationControl: nothing initiated; the refresh writes it later.
+                if server.communication().initiates() {
+                    write_remote(server, sink, device.instance, request).await;
+                } else {
+                    tracing::debug!(schedule = %w.schedule, "scheduled write to another device held back (DeviceCommunicationControl)");
+                }
+            }
             _ => match server.write_as_device(request).await {
                 Ok(()) => {
                     schedules.stats.local_written.fetch_add(1, Ordering::Relaxed);
@@ -236,6 +261,11 @@ mod tests {
             vec![],
         )
     }
+    /// One instant for a whole test: no refresh falls due unless a test moves it.
+    fn start() -> Instant {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *START.get_or_init(Instant::now)
+    }
     fn values(writes: &[ScheduledWrite]) -> Vec<Value> {
         writes.iter().map(|w| w.value.clone()).collect()
     }
@@ -243,7 +273,7 @@ mod tests {
     #[test]
     fn a_schedule_writes_at_start_then_only_when_its_value_changes() {
         let s = schedules();
-        let first = s.evaluate(date(3), at(6));
+        let first = s.evaluate(date(3), at(6), start());
         assert_eq!(
             first,
             vec![ScheduledWrite {
@@ -253,33 +283,69 @@ mod tests {
                 priority: 12,
             }]
         );
-        assert!(s.evaluate(date(3), Time { minute: 30, ..at(6) }).is_empty(), "no change, no write");
-        assert_eq!(values(&s.evaluate(date(3), at(7))), [Value::Real(21.0)]);
-        assert!(s.evaluate(date(3), at(12)).is_empty());
-        assert_eq!(values(&s.evaluate(date(3), at(18))), [Value::Real(16.0)]);
+        assert!(s.evaluate(date(3), Time { minute: 30, ..at(6) }, start()).is_empty(), "no change, no write");
+        assert_eq!(values(&s.evaluate(date(3), at(7), start())), [Value::Real(21.0)]);
+        assert!(s.evaluate(date(3), at(12), start()).is_empty());
+        assert_eq!(values(&s.evaluate(date(3), at(18), start())), [Value::Real(16.0)]);
     }
 
     #[test]
     fn out_of_its_effective_period_it_neither_evaluates_nor_writes_and_it_writes_on_entering() {
         let s = schedules();
-        assert_eq!(values(&s.evaluate(date(20), at(8))), [Value::Real(21.0)]);
-        assert!(s.evaluate(date(21), at(20)).is_empty());
+        assert_eq!(values(&s.evaluate(date(20), at(8), start())), [Value::Real(21.0)]);
+        assert!(s.evaluate(date(21), at(20), start()).is_empty());
         let id = ObjectIdentifier { object_type: ObjectType::SCHEDULE, instance: 1 };
         let today = date(21);
         assert_eq!(s.read(id, P::PRESENT_VALUE, None, today).unwrap(), Value::Real(21.0).into(), "kept");
         // Back in the period (the clock set back): written again even though the value is the same.
-        assert_eq!(values(&s.evaluate(date(20), at(9))), [Value::Real(21.0)]);
+        assert_eq!(values(&s.evaluate(date(20), at(9), start())), [Value::Real(21.0)]);
     }
 
     #[test]
-    fn new_references_or_priority_are_written_at_once_and_a_configuration_error_writes_nothing() {
+    fn new_references_are_written_at_once_the_removed_relinquished_and_a_configuration_error_writes_nothing() {
         let s = schedules();
-        s.evaluate(date(3), at(8));
+        s.evaluate(date(3), at(8), start());
+        let id = ObjectIdentifier { object_type: ObjectType::SCHEDULE, instance: 1 };
+        let other = DeviceObjectPropertyReference {
+            object: ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance: 2 },
+            ..SETPOINT
+        };
+        let mut list = Vec::new();
+        other.encode(&mut list);
+        let list = bacnet::AnyValue::decode(&mut bacnet::codec::Reader::new(&list)).unwrap();
+        s.write(id, P::LIST_OF_OBJECT_PROPERTY_REFERENCES, None, &list).unwrap();
+        let again = s.evaluate(date(3), at(8), start());
+        let got: Vec<_> = again.iter().map(|w| (w.reference.object.instance, w.value.clone())).collect();
+        assert_eq!(got, [(1, Value::Null), (2, Value::Real(21.0))]);
+        s.write(id, P::SCHEDULE_DEFAULT, None, &Value::Boolean(true).into()).unwrap();
+        assert!(s.evaluate(date(3), at(19), start()).is_empty(), "REAL and BOOLEAN values: nothing written");
+    }
+
+    #[test]
+    fn the_value_is_written_again_every_refresh_period() {
+        let s = schedules();
+        assert_eq!(s.evaluate(date(3), at(8), start()).len(), 1);
+        assert!(s.evaluate(date(3), at(8), start() + REFRESH / 2).is_empty());
+        assert_eq!(values(&s.evaluate(date(3), at(8), start() + REFRESH)), [Value::Real(21.0)]);
+    }
+
+    #[test]
+    fn a_new_priority_relinquishes_the_old_command_first() {
+        let s = schedules();
+        s.evaluate(date(3), at(8), start());
         let id = ObjectIdentifier { object_type: ObjectType::SCHEDULE, instance: 1 };
         s.write(id, P::PRIORITY_FOR_WRITING, None, &Value::Unsigned(9).into()).unwrap();
-        let again = s.evaluate(date(3), at(8));
-        assert_eq!((again.len(), again[0].priority), (1, 9));
-        s.write(id, P::SCHEDULE_DEFAULT, None, &Value::Boolean(true).into()).unwrap();
-        assert!(s.evaluate(date(3), at(19)).is_empty(), "REAL and BOOLEAN values: nothing written");
+        let writes = s.evaluate(date(3), at(8), start());
+        let got: Vec<(Value, u8)> = writes.iter().map(|w| (w.value.clone(), w.priority)).collect();
+        assert_eq!(got, [(Value::Null, 12), (Value::Real(21.0), 9)]);
+    }
+
+    #[test]
+    fn a_nan_is_written_once_not_every_second() {
+        let s = schedules();
+        let id = ObjectIdentifier { object_type: ObjectType::SCHEDULE, instance: 1 };
+        s.write(id, P::SCHEDULE_DEFAULT, None, &Value::Real(f32::NAN).into()).unwrap();
+        assert_eq!(s.evaluate(date(3), at(20), start()).len(), 1);
+        assert!(s.evaluate(date(3), at(21), start()).is_empty());
     }
 }
