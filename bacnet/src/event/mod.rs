@@ -38,6 +38,18 @@ use algorithm::Wanted;
 use crate::enums::EventState;
 use core::time::Duration;
 
+/// Which of Event_Enable, Acked_Transitions, Event_Time_Stamps, a
+/// Notification Class's Priority and Ack_Required, and a destination's
+/// transitions a transition into `to` belongs to: 0 to-offnormal (any
+/// offnormal state), 1 to-fault, 2 to-normal.
+pub fn transition_index(to: EventState) -> usize {
+    match to {
+        EventState::FAULT => 1,
+        EventState::NORMAL => 2,
+        _ => 0,
+    }
+}
+
 /// What the owner knows of the object at `now`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Inputs {

@@ -229,15 +229,7 @@ pub(crate) struct Reporting {
     pub(crate) fault_reliability: Option<Reliability>,
 }
 
-/// Which of Event_Enable, Acked_Transitions and Event_Time_Stamps a
-/// transition into `to` belongs to: 0 to-offnormal, 1 to-fault, 2 to-normal.
-pub(crate) fn transition_index(to: EventState) -> usize {
-    match to {
-        EventState::FAULT => 1,
-        EventState::NORMAL => 2,
-        _ => 0,
-    }
-}
+pub(crate) use bacnet::event::transition_index;
 
 impl Reporting {
     pub(crate) fn new(spec: AlarmSpec) -> Self {

@@ -232,15 +232,7 @@ impl Alarms {
     }
 }
 
-/// Event_Enable, Acked_Transitions and Event_Time_Stamps index of a
-/// transition into `to`: 0 to-offnormal, 1 to-fault, 2 to-normal.
-pub fn transition_index(to: EventState) -> usize {
-    match to {
-        EventState::FAULT => 1,
-        EventState::NORMAL => 2,
-        _ => 0,
-    }
-}
+pub use bacnet::event::transition_index;
 
 /// The notification of a model's transition, before its recipient's
 /// process identifier is filled in; `None` when the class is unknown.

@@ -111,13 +111,8 @@ pub async fn run_ack(client: &Client, a: AckArgs) -> Result<(), Failure> {
         s.event_state
     };
     let states = [offnormal, EventState::FAULT, EventState::NORMAL];
-    let index = |st: EventState| match st {
-        EventState::FAULT => 1,
-        EventState::NORMAL => 2,
-        _ => 0,
-    };
     let todo: Vec<usize> = match wanted {
-        Some(st) => vec![index(st)],
+        Some(st) => vec![bacnet::event::transition_index(st)],
         None => (0..3).filter(|i| !acked[*i]).collect(),
     };
     if todo.is_empty() {
