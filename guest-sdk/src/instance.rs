@@ -131,6 +131,25 @@ impl<M: ObjectModel> Instance<M> {
         self.store.acknowledge(object, transition)
     }
 
+    /// `create-object`: a CreateObject the host let through (see
+    /// [`Store::create`]); each initial value goes through
+    /// [`ObjectModel::write_property`] unless only creation sets it.
+    pub fn create_object(
+        &mut self,
+        object_type: bacnet::ObjectType,
+        instance: Option<u32>,
+        initial: &[Write],
+    ) -> Result<ObjectIdentifier, (BacnetError, u32)> {
+        let model = &mut self.model;
+        self.store.create(object_type, instance, initial, |store, w| model.write_property(store, w))
+    }
+
+    /// `delete-object`: a DeleteObject the host let through (see
+    /// [`Store::delete`]).
+    pub fn delete_object(&mut self, object: ObjectIdentifier) -> Result<(), BacnetError> {
+        self.store.delete(object)
+    }
+
     /// What to tell the host after a call: event-state detection runs
     /// first (a transition changes Status_Flags).
     pub fn take_notifications(&mut self) -> Notifications {

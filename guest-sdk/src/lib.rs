@@ -1,7 +1,7 @@
 //! The Trellis guest SDK: what an object-model plugin is written against.
 //!
 //! A plugin is a WebAssembly component (`wasm32-wasip2`) exporting
-//! `trellis:bacnet/object-model@0.3.0`. The host owns the network, the Device
+//! `trellis:bacnet/object-model@0.4.0`. The host owns the network, the Device
 //! object's protocol properties and every timer; the plugin owns its objects.
 //! This crate lets the plugin be only what is special about its device:
 //!
@@ -150,6 +150,21 @@ macro_rules! register_plugin {
                 fn tick(now: $crate::__private::wit::Datetime) {
                     RUNTIME.with(|slot| slot.tick(now))
                 }
+                fn create_object(
+                    object_type: u16,
+                    instance: ::core::option::Option<u32>,
+                    initial: ::std::vec::Vec<$crate::__private::wit::WriteRequest>,
+                ) -> ::core::result::Result<
+                    $crate::__private::wit::ObjectId,
+                    ($crate::__private::wit::BacnetError, u32),
+                > {
+                    RUNTIME.with(|slot| slot.create_object(object_type, instance, initial))
+                }
+                fn delete_object(
+                    object: $crate::__private::wit::ObjectId,
+                ) -> ::core::result::Result<(), $crate::__private::wit::BacnetError> {
+                    RUNTIME.with(|slot| slot.delete_object(object))
+                }
                 fn export_state() -> ::std::vec::Vec<u8> {
                     RUNTIME.with(|slot| slot.export_state())
                 }
@@ -173,7 +188,7 @@ struct ReadmeExample;
 /// What `register_plugin!` expands to needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.3.0`.
+    /// The generated bindings of `trellis:bacnet/object-model-plugin@0.4.0`.
     /// Only `runtime` and `value::wit` (and `register_plugin!`) use them.
     #[allow(unsafe_code, missing_docs, dead_code, clippy::all)]
     pub mod bindings {

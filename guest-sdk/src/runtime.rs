@@ -70,6 +70,34 @@ impl<M: ObjectModel> Exports<M> {
         result.map_err(|e| error_to_wit(&e))
     }
 
+    /// A value that does not decode is property/invalid-data-type at its
+    /// position, like a refused one.
+    fn create_object(
+        &mut self,
+        object_type: u16,
+        instance: Option<u32>,
+        initial: Vec<t::WriteRequest>,
+    ) -> Result<t::ObjectId, (t::BacnetError, u32)> {
+        let mut writes = Vec::with_capacity(initial.len());
+        for (i, w) in initial.iter().enumerate() {
+            match value_from_wit(&w.value) {
+                Ok(value) => {
+                    writes.push(Write { target: property_ref_from_wit(&w.target), value, priority: w.priority })
+                }
+                Err(_) => return Err((error_to_wit(&errors::INVALID_DATA_TYPE), i as u32 + 1)),
+            }
+        }
+        let result = self.0.create_object(bacnet::ObjectType(object_type.into()), instance, &writes);
+        self.report();
+        result.map(|id| object_id_to_wit(&id)).map_err(|(e, at)| (error_to_wit(&e), at))
+    }
+
+    fn delete_object(&mut self, object: t::ObjectId) -> Result<(), t::BacnetError> {
+        let result = self.0.delete_object(object_id_from_wit(&object));
+        self.report();
+        result.map_err(|e| error_to_wit(&e))
+    }
+
     fn objects(&self) -> Vec<t::ObjectInfo> {
         self.0
             .store()
@@ -196,6 +224,21 @@ impl<M: ObjectModel> Slot<M> {
     /// `acknowledge`.
     pub fn acknowledge(&self, object: t::ObjectId, transition: u8) -> Result<(), t::BacnetError> {
         self.with(|e| e.acknowledge(object, transition))
+    }
+
+    /// `create-object`.
+    pub fn create_object(
+        &self,
+        object_type: u16,
+        instance: Option<u32>,
+        initial: Vec<t::WriteRequest>,
+    ) -> Result<t::ObjectId, (t::BacnetError, u32)> {
+        self.with(|e| e.create_object(object_type, instance, initial))
+    }
+
+    /// `delete-object`.
+    pub fn delete_object(&self, object: t::ObjectId) -> Result<(), t::BacnetError> {
+        self.with(|e| e.delete_object(object))
     }
 
     /// `tick`.

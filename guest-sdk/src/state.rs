@@ -12,6 +12,7 @@
 //!           | [3] { ObjectIdentifier Boolean Unsigned (Unsigned | Null)        -- one Trend Log:
 //!                   [0] { BACnetLogRecord* } }                                --   Enable, Total_Record_Count,
 //!                                                                             --   next record due (Unix ms), Log_Buffer
+//!           | [4] { ObjectIdentifier CharacterString }                         -- an object a client created
 //! ```
 //!
 //! Per object: Present_Value of a non-commandable object, Priority_Array of a
@@ -27,12 +28,17 @@
 //! records. A higher version, or bytes that are not a state, are an error and
 //! leave the store untouched.
 //!
-//! The `[3]` record did not change the version: version 1 readers skip
+//! Objects a client created (`[4]`, before the object records) are made
+//! again from the importing version's template for their type, then take
+//! their `[0]` record; a version without that template skips them (and
+//! says so in the log).
+//!
+//! The `[3]` and `[4]` records did not change the version: version 1 readers skip
 //! record tags they do not know (so an older plugin takes the rest of a
 //! newer state), and a state without `[3]` records restores every Trend Log
 //! empty.
 
-use crate::store::{Class, LogRecord, Object, PresentValue, Store, TrendLog};
+use crate::store::{CREATION_ONLY, Class, LogRecord, Object, PresentValue, Store, TrendLog};
 use bacnet::codec::Reader;
 use bacnet::{AnyValue, Element, ObjectIdentifier, PropertyIdentifier as P, Value};
 
@@ -42,6 +48,7 @@ const OBJECT: u8 = 0;
 const PROPERTY_VALUE: u8 = 1;
 const MODEL: u8 = 2;
 const TREND_LOG: u8 = 3;
+const CREATED: u8 = 4;
 
 /// Encode the store's state and the model's own bytes.
 pub(crate) fn export(store: &Store, model: &[u8]) -> Vec<u8> {
@@ -59,8 +66,22 @@ pub(crate) fn export(store: &Store, model: &[u8]) -> Vec<u8> {
         props.push((P::LOCATION, crate::value::text(&device.location).into()));
     }
     object_record(&mut body, device.id(), &props);
+    // Created objects before their values: an import makes them first.
+    for (id, name) in store.created_objects() {
+        body.push(Element::Constructed {
+            tag: CREATED,
+            elements: vec![
+                Element::Application(Value::ObjectIdentifier(id)),
+                Element::Application(crate::value::text(name)),
+            ],
+        });
+    }
     for o in store.objects.values() {
-        object_record(&mut body, o.id, &object_props(o));
+        let mut props = object_props(o);
+        if store.is_created(o.id) {
+            props.extend(crate::store::creation_props(o));
+        }
+        object_record(&mut body, o.id, &props);
     }
     for t in store.trend_logs.values() {
         let mut props: Vec<(P, AnyValue)> = Vec::new();
@@ -207,6 +228,7 @@ fn object_record(body: &mut Vec<Element>, id: ObjectIdentifier, props: &[(P, Any
 
 /// A decoded state: per object its properties, and the model's bytes.
 pub(crate) struct State {
+    created: Vec<(ObjectIdentifier, String)>,
     objects: Vec<(ObjectIdentifier, Vec<(P, AnyValue)>)>,
     trend_logs: Vec<TrendLogState>,
     pub(crate) model: Vec<u8>,
@@ -224,11 +246,22 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<State, String> {
         return Err(format!("state version {version} is newer than this plugin reads (up to {VERSION})"));
     }
     let body = AnyValue::from_bytes(r.rest()).map_err(|e| format!("state does not decode: {e}"))?;
-    let mut state = State { objects: Vec::new(), trend_logs: Vec::new(), model: Vec::new() };
+    let mut state = State { created: Vec::new(), objects: Vec::new(), trend_logs: Vec::new(), model: Vec::new() };
     for e in body.0 {
         match e {
             Element::Constructed { tag: OBJECT, elements } => state.objects.push(decode_object(elements)?),
             Element::Constructed { tag: TREND_LOG, elements } => state.trend_logs.push(decode_trend_log(&elements)?),
+            Element::Constructed { tag: CREATED, elements } => match elements.as_slice() {
+                [
+                    Element::Application(Value::ObjectIdentifier(id)),
+                    Element::Application(Value::CharacterString(name)),
+                ] => {
+                    let name = crate::value::decode_text(name)
+                        .ok_or_else(|| format!("state: the name of created object {id} does not decode"))?;
+                    state.created.push((*id, name));
+                }
+                _ => return Err("state: a created-object record is not an identifier and a name".into()),
+            },
             Element::Constructed { tag: MODEL, elements } => match elements.as_slice() {
                 [Element::Application(Value::OctetString(b))] => state.model = b.clone(),
                 _ => return Err("state: the model record is not one OctetString".into()),
@@ -266,12 +299,26 @@ fn decode_object(elements: Vec<Element>) -> Result<(ObjectIdentifier, Vec<(P, An
 /// skipped. Pending changes are settled (the host saw these values from the
 /// instance that exported them).
 pub(crate) fn apply(store: &mut Store, state: &State) {
+    for (id, name) in &state.created {
+        if !store.recreate(*id, name.clone()) {
+            let why = "this version cannot create its type, or the identifier or name is taken";
+            crate::host::log(crate::host::LogLevel::Warn, &format!("created object {id} ({name}) not restored: {why}"));
+        }
+    }
     for (id, props) in &state.objects {
-        // Out_Of_Service first: it decides whether a Present_Value sticks.
+        // A created object's creation-only properties first (its states
+        // decide which values fit), then Out_Of_Service (it decides whether
+        // a Present_Value sticks).
+        let first = |p: &P| *p == P::OUT_OF_SERVICE || CREATION_ONLY.contains(p);
+        for (p, v) in props.iter().filter(|(p, _)| CREATION_ONLY.contains(p)) {
+            if store.is_created(*id) {
+                let _ = store.initialize(&crate::model::Write::new(*id, *p, v.clone()));
+            }
+        }
         for (p, v) in props.iter().filter(|(p, _)| *p == P::OUT_OF_SERVICE) {
             restore(store, *id, *p, v);
         }
-        for (p, v) in props.iter().filter(|(p, _)| *p != P::OUT_OF_SERVICE) {
+        for (p, v) in props.iter().filter(|(p, _)| !first(p)) {
             restore(store, *id, *p, v);
         }
     }

@@ -398,7 +398,9 @@ pub struct DeviceSection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restart_notification_recipients: Vec<String>,
     /// Object types a front end may create with CreateObject (and delete
-    /// once created): `"schedule"`, `"calendar"`.
+    /// once created): `"schedule"` and `"calendar"` (the host's), and the
+    /// model's types (`"analog-value"`, …) for a plugin that creates them
+    /// (its manifest asks for `create_objects`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_objects: Vec<String>,
 }
@@ -1106,4 +1108,20 @@ mod tests {
         let e = Config::parse("[[device]]\n[policy]\nallow_unsgned = true\n").unwrap_err().to_string();
         assert!(e.contains("allow_unsgned"), "{e}");
     }
+}
+
+/// A `create_objects` entry: an object type by its standard name. The
+/// host's own objects other than Schedule and Calendar (Device, Network
+/// Port, Notification Class, File) are never created by a client.
+pub fn creatable_type(name: &str) -> anyhow::Result<bacnet::ObjectType> {
+    use anyhow::Context;
+    use bacnet::ObjectType as T;
+    let t = T::from_name(name)
+        .filter(|t| t.is_known())
+        .with_context(|| format!("{name:?} is not an object type (e.g. \"analog-value\", \"schedule\")"))?;
+    anyhow::ensure!(
+        ![T::DEVICE, T::NETWORK_PORT, T::NOTIFICATION_CLASS, T::FILE].contains(&t),
+        "{t} objects are the host's: a client cannot create them"
+    );
+    Ok(t)
 }

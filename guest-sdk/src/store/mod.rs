@@ -35,12 +35,14 @@
 //! Log_Buffer is a list the host reads in ranges with ReadRange.
 
 mod alarm;
+mod lifecycle;
 mod object;
 pub(crate) mod props;
 mod trend_log;
 mod write;
 
 pub use alarm::{AlarmSpec, EventReport};
+pub(crate) use lifecycle::{CREATION_ONLY, creation_props};
 pub(crate) use object::{Class, Command, Kind, Object, Role, Written};
 pub use object::{Device, ObjectSpec, PresentValue, StoreError};
 pub use trend_log::{DEFAULT_BUFFER_SIZE, DEFAULT_LOG_INTERVAL, MAX_ANY_VALUE_OCTETS, MAX_BUFFER_SIZE, TrendLogSpec};
@@ -68,6 +70,10 @@ pub struct Store {
     /// Transitions found and not yet handed to the host.
     events: Vec<EventReport>,
     objects_changed: bool,
+    /// What a client may create, by type (see `lifecycle`).
+    templates: BTreeMap<ObjectType, ObjectSpec>,
+    /// The objects clients created (and may delete).
+    created: BTreeSet<ObjectIdentifier>,
     clock: Option<fn() -> DateTime>,
     now: DateTime,
 }
@@ -91,6 +97,8 @@ impl Store {
             waiting: BTreeSet::new(),
             events: Vec::new(),
             objects_changed: false,
+            templates: BTreeMap::new(),
+            created: BTreeSet::new(),
             clock: None,
             now: DateTime::default(),
         }
@@ -262,6 +270,7 @@ impl Store {
         }
         self.dirty.remove(&id);
         self.waiting.remove(&id);
+        self.created.remove(&id);
         self.objects_changed |= removed;
         removed
     }

@@ -3,6 +3,7 @@
 mod alarms;
 mod changes;
 mod device;
+mod lifecycle;
 mod model_side;
 mod read;
 mod state;

@@ -19,7 +19,7 @@ pub mod latency;
 pub use changes::{AckRequired, ChangeFeed, Changes, EventTransition, MAX_PENDING_EVENTS};
 pub use clock::HostClock;
 
-use bacnet::services::BacnetError;
+use bacnet::services::{BacnetError, CreateObjectError, ObjectSpecifier};
 use bacnet::{AnyValue, ObjectIdentifier, PropertyIdentifier};
 use std::future::Future;
 
@@ -230,6 +230,45 @@ pub trait ObjectModel: Send + Sync + 'static {
             Ok(Err(BacnetError {
                 class: bacnet::enums::ErrorClass::OBJECT,
                 code: bacnet::enums::ErrorCode::NO_ALARM_CONFIGURED,
+            }))
+        }
+    }
+    /// Execute a CreateObject the server let through (the operator allows
+    /// the type on this device): create an object of `object`'s type (at
+    /// its instance when an identifier is given, else at a free one) with
+    /// the `initial` values applied in order, all or nothing; the new
+    /// object's identifier, or the CreateObject-Error (the refused initial
+    /// value's position from 1, or 0). A model that creates nothing
+    /// answers object/dynamic-creation-not-supported (the default).
+    fn create_object(
+        &self,
+        object: ObjectSpecifier,
+        initial: Vec<PropertyWrite>,
+    ) -> impl Future<Output = Result<Result<ObjectIdentifier, CreateObjectError>, ModelError>> + Send {
+        let _ = (object, initial);
+        async {
+            Ok(Err(CreateObjectError {
+                error: BacnetError {
+                    class: bacnet::enums::ErrorClass::OBJECT,
+                    code: bacnet::enums::ErrorCode::DYNAMIC_CREATION_NOT_SUPPORTED,
+                },
+                first_failed: 0,
+            }))
+        }
+    }
+    /// Execute a DeleteObject the server let through. A model that deletes
+    /// nothing answers object/object-deletion-not-permitted (the default;
+    /// the server answers object/unknown-object for an object the model
+    /// does not have).
+    fn delete_object(
+        &self,
+        object: ObjectIdentifier,
+    ) -> impl Future<Output = Result<Result<(), BacnetError>, ModelError>> + Send {
+        let _ = object;
+        async {
+            Ok(Err(BacnetError {
+                class: bacnet::enums::ErrorClass::OBJECT,
+                code: bacnet::enums::ErrorCode::OBJECT_DELETION_NOT_PERMITTED,
             }))
         }
     }

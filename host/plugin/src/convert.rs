@@ -12,7 +12,7 @@
 
 use super::bindings::{host::LogLevel, types as wit};
 use bacnet::codec::Primitive;
-use bacnet::services::BacnetError;
+use bacnet::services::{BacnetError, ObjectSpecifier};
 use bacnet::{
     AnyValue, BitString, CharacterSet, CharacterString, Date, ErrorClass, ErrorCode, ObjectIdentifier, ObjectType,
     PropertyIdentifier, Time, Value,
@@ -129,6 +129,33 @@ pub fn error_to_wit(e: BacnetError) -> wit::BacnetError {
 /// BACnet Error from WIT (every class and code is representable).
 pub fn error_from_wit(e: wit::BacnetError) -> BacnetError {
     BacnetError::new(ErrorClass(e.error_class), ErrorCode(e.error_code))
+}
+
+/// The identifier `create-object` answered, checked against the request:
+/// the requested type, and the requested instance when one was given.
+pub fn created_from_wit(id: wit::ObjectId, asked: ObjectSpecifier) -> Result<ObjectIdentifier> {
+    let id = object_id_from_wit(id)?;
+    let fits = match asked {
+        ObjectSpecifier::Type(t) => id.object_type == t,
+        ObjectSpecifier::Identifier(wanted) => id == wanted,
+    };
+    if !fits {
+        let asked = match asked {
+            ObjectSpecifier::Type(t) => format!("an object of type {t}"),
+            ObjectSpecifier::Identifier(wanted) => wanted.to_string(),
+        };
+        return Err(Contract(format!("create-object was asked for {asked} and created {id}")));
+    }
+    Ok(id)
+}
+
+/// The refused initial value's position `create-object` answered: 0 (the
+/// creation itself) to the number of initial values.
+pub fn first_failed_from_wit(position: u32, initial: usize) -> Result<u32> {
+    if position as usize > initial {
+        return Err(Contract(format!("create-object refused initial value {position} of {initial}")));
+    }
+    Ok(position)
 }
 
 /// Read results from WIT: one inner list per requested target.
@@ -258,6 +285,35 @@ pub fn level_from_wit_v3(l: super::bindings::v3::trellis::bacnet::host::LogLevel
         L3::Warn => LogLevel::Warn,
         L3::Error => LogLevel::Error,
     })
+}
+
+/// A log level as a 0.4.0 component names it (the same enum).
+pub fn level_from_wit_v4(l: super::bindings::v4::trellis::bacnet::host::LogLevel) -> tracing::Level {
+    use super::bindings::v4::trellis::bacnet::host::LogLevel as L4;
+    level_from_wit(match l {
+        L4::Trace => LogLevel::Trace,
+        L4::Debug => LogLevel::Debug,
+        L4::Info => LogLevel::Info,
+        L4::Warn => LogLevel::Warn,
+        L4::Error => LogLevel::Error,
+    })
+}
+
+/// A 0.4.0 event transition as 0.3.0 names it (the same record).
+pub fn event_transition_v4_to_v3(
+    t: super::bindings::v4::trellis::bacnet::host::EventTransition,
+) -> super::bindings::v3::trellis::bacnet::host::EventTransition {
+    super::bindings::v3::trellis::bacnet::host::EventTransition {
+        object: t.object,
+        event_type: t.event_type,
+        from_state: t.from_state,
+        to_state: t.to_state,
+        notify_type: t.notify_type,
+        notification_class: t.notification_class,
+        message_text: t.message_text,
+        time: t.time,
+        event_values: t.event_values,
+    }
 }
 
 /// The longest message text a transition may carry (characters).

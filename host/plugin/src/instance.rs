@@ -45,7 +45,7 @@
 //! guest while holding the lock, or answer a write as done before it is in
 //! the journal.
 
-use super::bindings::{types as wit, v1, v2, v3};
+use super::bindings::{types as wit, v1, v2, v3, v4};
 use super::convert::{self, Contract};
 use super::engine::PluginEngine;
 use super::host_imports::HostImports;
@@ -54,8 +54,10 @@ use super::log::PluginLog;
 use super::restart::{RestartPolicy, Restarts, Verdict};
 use super::state::PluginState;
 use super::wasi::{self, DataDir};
+use bacnet::ObjectIdentifier;
+use bacnet::enums::ErrorCode;
 use bacnet::read_records::ReadRecords;
-use bacnet::services::BacnetError;
+use bacnet::services::{BacnetError, CreateObjectError, ObjectSpecifier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::Poll;
@@ -110,6 +112,8 @@ pub enum Pre {
     V2(v2::ObjectModelPluginPre<PluginState>),
     /// `trellis:bacnet/object-model@0.3.0`.
     V3(v3::ObjectModelPluginPre<PluginState>),
+    /// `trellis:bacnet/object-model@0.4.0`.
+    V4(v4::ObjectModelPluginPre<PluginState>),
 }
 
 impl Pre {
@@ -119,6 +123,7 @@ impl Pre {
             Pre::V1(_) => "trellis:bacnet@0.1.0",
             Pre::V2(_) => "trellis:bacnet@0.2.0",
             Pre::V3(_) => "trellis:bacnet@0.3.0",
+            Pre::V4(_) => "trellis:bacnet@0.4.0",
         }
     }
 
@@ -127,6 +132,7 @@ impl Pre {
             Pre::V1(pre) => Plugin::V1(pre.instantiate_async(store).await?),
             Pre::V2(pre) => Plugin::V2(pre.instantiate_async(store).await?),
             Pre::V3(pre) => Plugin::V3(pre.instantiate_async(store).await?),
+            Pre::V4(pre) => Plugin::V4(pre.instantiate_async(store).await?),
         })
     }
 }
@@ -136,6 +142,7 @@ enum Plugin {
     V1(v1::ObjectModelPlugin),
     V2(v2::ObjectModelPlugin),
     V3(v3::ObjectModelPlugin),
+    V4(v4::ObjectModelPlugin),
 }
 
 /// How an instance is doing, readable without its lock.
@@ -241,8 +248,12 @@ enum Call<'a> {
     /// 0.2.0 only.
     ReadEncoded(&'a [wit::PropertyRef]),
     Write(&'a [wit::WriteRequest]),
-    /// 0.3.0 only.
+    /// 0.3.0 on.
     Acknowledge(wit::ObjectId, u8),
+    /// 0.4.0 on: type, instance, initial values.
+    Create(u16, Option<u32>, &'a [wit::WriteRequest]),
+    /// 0.4.0 on.
+    Delete(wit::ObjectId),
     Tick(wit::Datetime),
     Export,
     Import(&'a [u8]),
@@ -256,23 +267,21 @@ enum Answer {
     ReadEncoded(Vec<u8>),
     Write(Vec<Result<(), wit::BacnetError>>),
     Acknowledge(Result<(), wit::BacnetError>),
+    Create(Result<wit::ObjectId, (wit::BacnetError, u32)>),
+    Delete(Result<(), wit::BacnetError>),
     Tick,
     Export(Vec<u8>),
     Import(Result<(), String>),
 }
 
-/// One export call on any version's exports (their functions are the
-/// same but for 0.2.0's `read-encoded` and 0.3.0's `acknowledge`, whose
-/// arms are given).
-macro_rules! run_call {
-    ($m:expr, $s:expr, $call:expr, $read_encoded:expr, $acknowledge:expr) => {{
+/// One of the calls every version exports, on any version's exports.
+macro_rules! run_common {
+    ($m:expr, $s:expr, $call:expr) => {{
         let (m, s) = ($m, $s);
         Ok(match $call {
             Call::Describe => Answer::Describe(m.call_describe(&mut *s).await?),
             Call::Objects => Answer::Objects(m.call_objects(&mut *s).await?),
             Call::Read(refs) => Answer::Read(m.call_read_properties(&mut *s, refs).await?),
-            Call::ReadEncoded(refs) => $read_encoded(m, s, refs).await?,
-            Call::Acknowledge(object, transition) => $acknowledge(m, s, object, transition).await?,
             Call::Write(writes) => Answer::Write(m.call_write_properties(&mut *s, writes).await?),
             Call::Tick(now) => {
                 m.call_tick(&mut *s, now).await?;
@@ -280,6 +289,9 @@ macro_rules! run_call {
             }
             Call::Export => Answer::Export(m.call_export_state(&mut *s).await?),
             Call::Import(state) => Answer::Import(m.call_import_state(&mut *s, state).await?),
+            Call::ReadEncoded(_) | Call::Acknowledge(..) | Call::Create(..) | Call::Delete(_) => {
+                unreachable!("answered by version in `Live::run`")
+            }
         })
     }};
 }
@@ -287,58 +299,53 @@ macro_rules! run_call {
 impl Live {
     async fn run(&mut self, call: Call<'_>) -> wasmtime::Result<Answer> {
         let s = &mut self.store;
-        match &self.plugin {
-            Plugin::V1(p) => run_call!(
-                p.trellis_bacnet_object_model(),
-                s,
-                call,
-                // `Instance::read_encoded` never asks a 0.1.0 instance.
-                async |_, _, _| -> wasmtime::Result<Answer> {
-                    Err(wasmtime::format_err!("read-encoded is not in trellis:bacnet@0.1.0"))
-                },
-                async |_, _, _, _| -> wasmtime::Result<Answer> { Ok(Answer::Acknowledge(Err(no_alarm_configured()))) }
-            ),
-            Plugin::V2(p) => run_call!(
-                p.trellis_bacnet_object_model(),
-                s,
-                call,
-                async |m: &v2::exports::trellis::bacnet::object_model::Guest,
-                       s: &mut Store<PluginState>,
-                       refs|
-                       -> wasmtime::Result<Answer> {
-                    Ok(Answer::ReadEncoded(m.call_read_encoded(s, refs).await?))
-                },
-                async |_, _, _, _| -> wasmtime::Result<Answer> { Ok(Answer::Acknowledge(Err(no_alarm_configured()))) }
-            ),
-            Plugin::V3(p) => run_call!(
-                p.trellis_bacnet_object_model(),
-                s,
-                call,
-                async |m: &v3::exports::trellis::bacnet::object_model::Guest,
-                       s: &mut Store<PluginState>,
-                       refs|
-                       -> wasmtime::Result<Answer> {
-                    Ok(Answer::ReadEncoded(m.call_read_encoded(s, refs).await?))
-                },
-                async |m: &v3::exports::trellis::bacnet::object_model::Guest,
-                       s: &mut Store<PluginState>,
-                       object,
-                       transition|
-                       -> wasmtime::Result<Answer> {
-                    Ok(Answer::Acknowledge(m.call_acknowledge(s, object, transition).await?))
-                }
-            ),
+        match (&self.plugin, call) {
+            // What a version added, where it has it; what a component
+            // without it answers elsewhere.
+            (Plugin::V2(p), Call::ReadEncoded(refs)) => {
+                Ok(Answer::ReadEncoded(p.trellis_bacnet_object_model().call_read_encoded(s, refs).await?))
+            }
+            (Plugin::V3(p), Call::ReadEncoded(refs)) => {
+                Ok(Answer::ReadEncoded(p.trellis_bacnet_object_model().call_read_encoded(s, refs).await?))
+            }
+            (Plugin::V4(p), Call::ReadEncoded(refs)) => {
+                Ok(Answer::ReadEncoded(p.trellis_bacnet_object_model().call_read_encoded(s, refs).await?))
+            }
+            // `Instance::read_encoded` never asks a 0.1.0 instance.
+            (Plugin::V1(_), Call::ReadEncoded(_)) => {
+                Err(wasmtime::format_err!("read-encoded is not in trellis:bacnet@0.1.0"))
+            }
+            (Plugin::V3(p), Call::Acknowledge(object, transition)) => {
+                Ok(Answer::Acknowledge(p.trellis_bacnet_object_model().call_acknowledge(s, object, transition).await?))
+            }
+            (Plugin::V4(p), Call::Acknowledge(object, transition)) => {
+                Ok(Answer::Acknowledge(p.trellis_bacnet_object_model().call_acknowledge(s, object, transition).await?))
+            }
+            (_, Call::Acknowledge(..)) => Ok(Answer::Acknowledge(Err(object_error(ErrorCode::NO_ALARM_CONFIGURED)))),
+            (Plugin::V4(p), Call::Create(object_type, instance, initial)) => Ok(Answer::Create(
+                p.trellis_bacnet_object_model().call_create_object(s, object_type, instance, initial).await?,
+            )),
+            (_, Call::Create(..)) => {
+                Ok(Answer::Create(Err((object_error(ErrorCode::DYNAMIC_CREATION_NOT_SUPPORTED), 0))))
+            }
+            (Plugin::V4(p), Call::Delete(object)) => {
+                Ok(Answer::Delete(p.trellis_bacnet_object_model().call_delete_object(s, object).await?))
+            }
+            (_, Call::Delete(_)) => Ok(Answer::Delete(Err(object_error(ErrorCode::OBJECT_DELETION_NOT_PERMITTED)))),
+            (Plugin::V1(p), call) => run_common!(p.trellis_bacnet_object_model(), s, call),
+            (Plugin::V2(p), call) => run_common!(p.trellis_bacnet_object_model(), s, call),
+            (Plugin::V3(p), call) => run_common!(p.trellis_bacnet_object_model(), s, call),
+            (Plugin::V4(p), call) => run_common!(p.trellis_bacnet_object_model(), s, call),
         }
     }
 }
 
-/// What a component without `acknowledge` (before 0.3.0) answers: its
-/// objects have no intrinsic reporting the host knows of.
-fn no_alarm_configured() -> wit::BacnetError {
-    wit::BacnetError {
-        error_class: bacnet::enums::ErrorClass::OBJECT.0,
-        error_code: bacnet::enums::ErrorCode::NO_ALARM_CONFIGURED.0,
-    }
+/// An object-class error, as a component before 0.3.0 (no `acknowledge`:
+/// no-alarm-configured) or 0.4.0 (no `create-object`:
+/// dynamic-creation-not-supported; no `delete-object`:
+/// object-deletion-not-permitted) answers.
+fn object_error(code: ErrorCode) -> wit::BacnetError {
+    wit::BacnetError { error_class: bacnet::enums::ErrorClass::OBJECT.0, error_code: code.0 }
 }
 
 /// What the lock guards.
@@ -490,6 +497,54 @@ impl Instance {
         if r.is_ok() {
             // The journal holds writes only: a snapshot keeps the
             // acknowledgment across a restart (acknowledgments are rare).
+            let _ = self.take_snapshot(&mut core).await;
+        }
+        Ok(r.map_err(convert::error_from_wit))
+    }
+
+    /// `create-object`: a CreateObject the server let through; a snapshot
+    /// after a creation keeps the object across a restart (the journal
+    /// holds writes only).
+    pub async fn create_object(
+        &self,
+        object: ObjectSpecifier,
+        initial: &[PropertyWrite],
+    ) -> Result<Result<ObjectIdentifier, CreateObjectError>, ModelError> {
+        let mut core = self.ready().await?;
+        let (object_type, instance) = match object {
+            ObjectSpecifier::Type(t) => (t, None),
+            ObjectSpecifier::Identifier(id) => (id.object_type, Some(id.instance)),
+        };
+        let Ok(wit_type) = u16::try_from(object_type.0) else {
+            return Ok(Err(CreateObjectError {
+                error: convert::error_from_wit(object_error(ErrorCode::DYNAMIC_CREATION_NOT_SUPPORTED)),
+                first_failed: 0,
+            }));
+        };
+        let requests = convert::writes_to_wit(initial);
+        let call = Call::Create(wit_type, instance, &requests);
+        let Answer::Create(r) = self.call(&mut core, call).await? else { unreachable!() };
+        let created = match r {
+            Ok(id) => {
+                let id = self.convert(convert::created_from_wit(id, object))?;
+                let _ = self.take_snapshot(&mut core).await;
+                Ok(id)
+            }
+            Err((error, first_failed)) => {
+                let first_failed = self.convert(convert::first_failed_from_wit(first_failed, initial.len()))?;
+                Err(CreateObjectError { error: convert::error_from_wit(error), first_failed })
+            }
+        };
+        Ok(created)
+    }
+
+    /// `delete-object`: a DeleteObject the server let through; a snapshot
+    /// after a deletion, as after a creation.
+    pub async fn delete_object(&self, object: ObjectIdentifier) -> Result<Result<(), BacnetError>, ModelError> {
+        let mut core = self.ready().await?;
+        let call = Call::Delete(convert::object_id_to_wit(object));
+        let Answer::Delete(r) = self.call(&mut core, call).await? else { unreachable!() };
+        if r.is_ok() {
             let _ = self.take_snapshot(&mut core).await;
         }
         Ok(r.map_err(convert::error_from_wit))

@@ -73,7 +73,8 @@ pub use restart::RestartPolicy;
 pub use trellis_model::{ChangeFeed, Changes, HostClock};
 pub use wasi::DataDir;
 
-use bacnet::services::BacnetError;
+use bacnet::ObjectIdentifier;
+use bacnet::services::{BacnetError, CreateObjectError, ObjectSpecifier};
 use instance::{Instance, Spec};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -243,6 +244,9 @@ impl PluginModel {
             .instantiate_pre(&component)
             .and_then(|pre| {
                 // The newest interface the component exports.
+                if let Ok(v4) = bindings::v4::ObjectModelPluginPre::new(pre.clone()) {
+                    return Ok(instance::Pre::V4(v4));
+                }
                 if let Ok(v3) = bindings::v3::ObjectModelPluginPre::new(pre.clone()) {
                     return Ok(instance::Pre::V3(v3));
                 }
@@ -253,7 +257,7 @@ impl PluginModel {
             })
             .map_err(|e| {
                 fail(format!(
-                    "exports none of trellis:bacnet/object-model@0.3.0, @0.2.0, @0.1.0 \
+                    "exports none of trellis:bacnet/object-model@0.4.0, @0.3.0, @0.2.0, @0.1.0 \
                      (world object-model-plugin): {e:#}"
                 ))
             })?;
@@ -509,6 +513,21 @@ impl ObjectModel for PluginModel {
         // Like a write: it changes state a swap hands over.
         let _w = self.inner.writes.read().await;
         self.active().acknowledge(object, transition).await
+    }
+
+    async fn create_object(
+        &self,
+        object: ObjectSpecifier,
+        initial: Vec<PropertyWrite>,
+    ) -> Result<Result<ObjectIdentifier, CreateObjectError>, ModelError> {
+        // Like a write: it changes state a swap hands over.
+        let _w = self.inner.writes.read().await;
+        self.active().create_object(object, &initial).await
+    }
+
+    async fn delete_object(&self, object: ObjectIdentifier) -> Result<Result<(), BacnetError>, ModelError> {
+        let _w = self.inner.writes.read().await;
+        self.active().delete_object(object).await
     }
 }
 

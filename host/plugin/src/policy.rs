@@ -16,6 +16,7 @@
 //! clock = true          # reads the wall clock between ticks (default false)
 //! max_objects = 200     # most objects it will ever serve
 //! memory_mb = 32        # linear memory it needs
+//! create_objects = true # lets BACnet clients create and delete its objects (default false)
 //!
 //! [app]                 # an application's asks (see `app::grants` for the syntax)
 //! read = ["*/analog-input,*"]
@@ -52,6 +53,12 @@
 //! is preopened only if asked for, writable only if asked for and allowed.
 //! Once loaded, a plugin serving more objects than its `max_objects` is
 //! refused ([`Capabilities::check_objects`]).
+//!
+//! `create_objects` is the plugin's half of object lifecycle: a
+//! CreateObject or DeleteObject reaches the plugin only for the types the
+//! operator lists in the device's `create_objects`, and a device listing
+//! one of the model's types refuses to start with a plugin whose manifest
+//! does not ask for it.
 //!
 //! An unsigned plugin loaded under `allow_unsigned` without a manifest gets
 //! what plugin files got before signing existed: a read-only data directory,
@@ -153,6 +160,10 @@ pub struct Manifest {
     pub max_objects: u32,
     /// Linear memory it needs, in MiB.
     pub memory_mb: u32,
+    /// Whether BACnet clients may create and delete its objects (where the
+    /// operator allows the type).
+    #[serde(default)]
+    pub create_objects: bool,
     /// An application's asks (`[app]`): the points and topics it will ever
     /// touch. The host lets it touch only what both this and the
     /// operator's `[[app]]` grants allow.
@@ -233,6 +244,8 @@ pub struct Capabilities {
     pub max_objects: u32,
     /// Memory limit in MiB (before the device's own `memory_mb`).
     pub memory_mb: u32,
+    /// Whether BACnet clients may create and delete its objects.
+    pub create_objects: bool,
     /// An application's asks from its manifest (`None`: no manifest, or
     /// one without `[app]`).
     pub app: Option<AppAsks>,
@@ -276,8 +289,8 @@ impl Capabilities {
     /// One line for operators: `data_dir = read, clock = true, …`.
     pub fn summary(&self) -> String {
         format!(
-            "data_dir = {}, clock = {}, max_objects = {}, memory_mb = {}",
-            self.data_dir, self.clock, self.max_objects, self.memory_mb
+            "data_dir = {}, clock = {}, max_objects = {}, memory_mb = {}, create_objects = {}",
+            self.data_dir, self.clock, self.max_objects, self.memory_mb, self.create_objects
         )
     }
 }
@@ -406,6 +419,7 @@ pub fn check(
             clock: true,
             max_objects: policy.max_objects,
             memory_mb: policy.max_memory_mb,
+            create_objects: false,
             app: None,
             signed_by,
         });
@@ -426,6 +440,7 @@ pub fn check(
         clock: m.clock,
         max_objects: m.max_objects,
         memory_mb: m.memory_mb,
+        create_objects: m.create_objects,
         app: m.app,
         signed_by,
     })
@@ -624,6 +639,7 @@ mod tests {
             clock: false,
             max_objects: 2,
             memory_mb: 32,
+            create_objects: false,
             app: None,
             signed_by: None,
         };

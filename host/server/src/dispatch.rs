@@ -418,7 +418,7 @@ impl<M: ObjectModel> Server<M> {
             },
             S::CREATE_OBJECT if self.host.schedules.creates() => {
                 match bacnet::services::CreateObjectRequest::decode(body) {
-                    Ok(r) => Ok(self.create_object(r).map(Some)),
+                    Ok(r) => Ok(self.create_object(r).await.map(Some)),
                     Err(e) => Err(e),
                 }
             }
@@ -949,21 +949,68 @@ impl<M: ObjectModel> Server<M> {
         }
     }
 
-    /// CreateObject: the host creates the Schedule and Calendar objects the
-    /// operator allows ([`super::schedule`]); the model's object types are
-    /// not created (object/dynamic-creation-not-supported).
-    fn create_object(&self, r: bacnet::services::CreateObjectRequest) -> Result<Vec<u8>, Failure> {
-        let id = self.host.schedules.create(r.object, &r.initial_values).map_err(Failure::CreateError)?;
-        self.database_changed();
+    /// CreateObject (Clause 15.3) of a type the operator lets clients
+    /// create here (`create_objects`): Schedule and Calendar objects by the
+    /// host ([`super::schedule`]), every other type by the model, which
+    /// applies the initial values all or nothing. Refused before the model
+    /// is asked: a type not allowed (object/dynamic-creation-not-supported)
+    /// and a device at its object limit (resources/no-space-for-object).
+    async fn create_object(&self, r: bacnet::services::CreateObjectRequest) -> Result<Vec<u8>, Failure> {
+        use bacnet::services::{CreateObjectError, ObjectSpecifier};
+        let object_type = match r.object {
+            ObjectSpecifier::Type(t) => t,
+            ObjectSpecifier::Identifier(id) => id.object_type,
+        };
+        let refused = |class, code| {
+            Failure::CreateError(CreateObjectError { error: BacnetError { class, code }, first_failed: 0 })
+        };
+        if super::schedule::HOST_CREATABLE.contains(&object_type) || !self.host.config.creatable.contains(&object_type)
+        {
+            let id = self.host.schedules.create(r.object, &r.initial_values).map_err(Failure::CreateError)?;
+            self.database_changed();
+            return Ok(bacnet::services::CreateObjectAck(id).to_vec());
+        }
+        let model_objects = self.host.model_objects.load(std::sync::atomic::Ordering::Relaxed);
+        if model_objects >= self.host.config.limits.max_objects {
+            return Err(refused(ErrorClass::RESOURCES, ErrorCode::NO_SPACE_FOR_OBJECT));
+        }
+        // The initial values name the object asked for; with only a type,
+        // the type and the largest instance (the model applies them to the
+        // new object whatever its instance).
+        let named = match r.object {
+            ObjectSpecifier::Identifier(id) => id,
+            ObjectSpecifier::Type(t) => ObjectIdentifier { object_type: t, instance: ObjectIdentifier::MAX_INSTANCE },
+        };
+        let initial = r
+            .initial_values
+            .into_iter()
+            .map(|v| PropertyWrite {
+                target: PropertyTarget { object: named, property: v.property, array_index: v.array_index },
+                value: v.value,
+                priority: v.priority,
+            })
+            .collect();
+        let id = self.model.create_object(r.object, initial).await?.map_err(Failure::CreateError)?;
+        self.objects_changed().await;
         Ok(bacnet::services::CreateObjectAck(id).to_vec())
     }
 
-    /// DeleteObject: a Schedule or Calendar a CreateObject made. The
-    /// model's objects are not deleted (object/object-deletion-not-permitted).
+    /// DeleteObject (Clause 15.4): a Schedule or Calendar a CreateObject
+    /// made, or a model's object of a type the operator lets clients create
+    /// (the model decides which of them may go: its configured objects, as
+    /// a rule, may not). Its COV subscriptions end with it. Any other
+    /// object: object/object-deletion-not-permitted, or object/unknown-object.
     async fn delete_object(&self, o: ObjectIdentifier) -> Result<(), Failure> {
         if self.host.schedules.has(o) {
             self.host.schedules.delete(o).map_err(Failure::Error)?;
             self.database_changed();
+            return Ok(());
+        }
+        if !super::schedule::HOST_CREATABLE.contains(&o.object_type)
+            && self.host.config.creatable.contains(&o.object_type)
+        {
+            self.model.delete_object(o).await?.map_err(Failure::Error)?;
+            self.objects_changed().await;
             return Ok(());
         }
         let target = PropertyTarget { object: o, property: P::OBJECT_IDENTIFIER, array_index: None };

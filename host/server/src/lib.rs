@@ -79,7 +79,9 @@ pub async fn build<M: ObjectModel>(model: M, config: DeviceConfig, vendor_id: u1
         .id;
     let instance = config.instance.unwrap_or(device.instance);
     let id = ObjectIdentifier::new(ObjectType::DEVICE, instance).context("device instance out of range")?;
+    // The model's object types, and those a client may create in it.
     let mut object_types: Vec<ObjectType> = objects.iter().map(|o| o.id.object_type).collect();
+    object_types.extend(config.creatable.iter().filter(|t| !schedule::HOST_CREATABLE.contains(t)));
     object_types.sort();
     object_types.dedup();
     let files = match (&config.data_dir, config.files.is_empty()) {

@@ -808,10 +808,15 @@ async fn start_device(
     // built-in runs with the operator's configuration as it is, a plugin
     // file as its manifest asked and the policy granted.
     let files_may_write = granted.as_ref().is_none_or(|caps| caps.data_dir == policy::DataAccess::Write);
-    if let Some(caps) = granted {
+    if let Some(caps) = &granted {
         caps.check_objects(model.objects().await.context("listing the plugin's objects")?.len())?;
     } // ---- end signed plugins
-    let limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
+    let granted_caps = granted;
+    let mut limits = d.limits.resolve().with_context(|| format!("device {}", index + 1))?;
+    if let Some(caps) = &granted_caps {
+        // Objects a client creates count against the manifest's ceiling too.
+        limits.max_objects = limits.max_objects.min(caps.max_objects as usize);
+    }
     let files = d
         .files
         .iter()
@@ -870,15 +875,23 @@ async fn start_device(
     let creatable = d
         .create_objects
         .iter()
-        .map(|t| match t.as_str() {
-            "schedule" => Ok(bacnet::ObjectType::SCHEDULE),
-            "calendar" => Ok(bacnet::ObjectType::CALENDAR),
-            other => anyhow::bail!(
-                "device {}: create_objects: {other:?} cannot be created (\"schedule\" and \"calendar\" can)",
-                index + 1
-            ),
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|t| crate::config::creatable_type(t))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .with_context(|| format!("device {}: create_objects", index + 1))?;
+    // The model's types need the plugin's consent too (built-ins are
+    // trusted): a device that lists one for a plugin that does not ask for
+    // it refuses to start, rather than answer every CreateObject with an
+    // error the operator did not mean.
+    if let (Some(caps), Some(t)) =
+        (&granted_caps, creatable.iter().find(|t| !trellis_server::schedule::HOST_CREATABLE.contains(t)))
+        && !caps.create_objects
+    {
+        anyhow::bail!(
+            "device {}: create_objects lists {t}, but the manifest of {} does not ask for create_objects",
+            index + 1,
+            caps.file
+        );
+    }
     let config = DeviceConfig {
         instance: d.instance,
         limits,

@@ -5,6 +5,7 @@
 //!
 //! Timing figures are printed (run with `--nocapture`), never asserted.
 
+use bacnet::services::{CreateObjectError, ObjectSpecifier};
 use bacnet::{AnyValue, ObjectIdentifier, ObjectType, PropertyIdentifier, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -456,7 +457,7 @@ async fn read_encoded(model: &impl ObjectModel, target: PropertyTarget) -> Resul
 #[tokio::test]
 async fn an_encoded_read_answers_what_the_general_read_answers() {
     let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("encoded")).unwrap();
-    assert_eq!(model.interface(), "trellis:bacnet@0.3.0");
+    assert_eq!(model.interface(), "trellis:bacnet@0.4.0");
     write_real(&model, av(1), 21.25).await;
     let prop = |object, property, array_index| PropertyTarget { object, property, array_index };
     let targets = [
@@ -505,15 +506,15 @@ async fn a_component_built_against_0_1_0_keeps_loading_and_swaps_with_0_2_0_both
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
 
     let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v2")).unwrap();
-    old.swap(&new).await.expect("0.1.0 → 0.3.0");
-    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
+    old.swap(&new).await.expect("0.1.0 → 0.4.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.4.0");
     let mut out = Vec::new();
     assert_eq!(old.read_encoded(pv(av(1)), &mut out).await.unwrap(), EncodedRead::Value);
     assert_eq!(AnyValue::from_bytes(&out).unwrap(), Value::Real(19.5).into());
     write_real(&old, av(1), 20.0).await;
 
     let back = PluginModel::load(engine(), demo_building_0_1_0().as_path(), PluginConfig::new("v1-again")).unwrap();
-    old.swap(&back).await.expect("0.3.0 → 0.1.0");
+    old.swap(&back).await.expect("0.4.0 → 0.1.0");
     assert_eq!(old.interface(), "trellis:bacnet@0.1.0");
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(20.0).into());
 }
@@ -546,7 +547,7 @@ fn demo_building_0_2_0() -> PathBuf {
 /// alarms to acknowledge (object/no-alarm-configured), and swaps with a
 /// current build both ways, state intact.
 #[tokio::test]
-async fn a_component_built_against_0_2_0_keeps_loading_and_swaps_with_0_3_0_both_ways() {
+async fn a_component_built_against_0_2_0_keeps_loading_and_swaps_with_the_current_build_both_ways() {
     let old = PluginModel::load(engine(), demo_building_0_2_0().as_path(), PluginConfig::new("v2")).expect("load");
     assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
     assert_eq!(read_encoded(&old, pv(av(1))).await.unwrap(), EncodedRead::Value);
@@ -556,8 +557,8 @@ async fn a_component_built_against_0_2_0_keeps_loading_and_swaps_with_0_3_0_both
     write_real(&old, av(1), 19.5).await;
 
     let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v3")).unwrap();
-    old.swap(&new).await.expect("0.2.0 → 0.3.0");
-    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
+    old.swap(&new).await.expect("0.2.0 → 0.4.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.4.0");
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
     let high =
         read_one(&old, PropertyTarget { object: zone, property: PropertyIdentifier::HIGH_LIMIT, array_index: None });
@@ -565,7 +566,102 @@ async fn a_component_built_against_0_2_0_keeps_loading_and_swaps_with_0_3_0_both
     write_real(&old, av(1), 20.0).await;
 
     let back = PluginModel::load(engine(), demo_building_0_2_0().as_path(), PluginConfig::new("v2-again")).unwrap();
-    old.swap(&back).await.expect("0.3.0 → 0.2.0");
+    old.swap(&back).await.expect("0.4.0 → 0.2.0");
     assert_eq!(old.interface(), "trellis:bacnet@0.2.0");
     assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(20.0).into());
+}
+
+/// The `demo-building` component as built against `trellis:bacnet@0.3.0`,
+/// before object creation (the fixture's README says from which commit).
+fn demo_building_0_3_0() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo-building-0.3.0.wasm")
+}
+
+fn object_code(e: CreateObjectError) -> (bacnet::enums::ErrorCode, u32) {
+    (e.error.code, e.first_failed)
+}
+
+/// A component built against 0.3.0 loads with its alarms, creates and
+/// deletes nothing (the standard's refusals, not a failure), and swaps
+/// with a current build both ways: the objects a client created in the
+/// current build are skipped by 0.3.0 and the rest of the state kept.
+#[tokio::test]
+async fn a_component_built_against_0_3_0_creates_nothing_and_swaps_with_the_current_build_both_ways() {
+    use bacnet::enums::ErrorCode;
+    let old = PluginModel::load(engine(), demo_building_0_3_0().as_path(), PluginConfig::new("v3")).expect("load");
+    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
+    let zone = ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_INPUT, instance: 1 };
+    let high = PropertyTarget { object: zone, property: PropertyIdentifier::HIGH_LIMIT, array_index: None };
+    assert_eq!(read_one(&old, high).await.unwrap(), Value::Real(28.0).into(), "0.3.0 has alarms");
+    let refused = old.create_object(ObjectSpecifier::Type(bacnet::ObjectType::ANALOG_VALUE), vec![]).await.unwrap();
+    assert_eq!(object_code(refused.unwrap_err()), (ErrorCode::DYNAMIC_CREATION_NOT_SUPPORTED, 0));
+    let refused = old.delete_object(av(1)).await.unwrap().unwrap_err();
+    assert_eq!(refused.code, ErrorCode::OBJECT_DELETION_NOT_PERMITTED);
+    write_real(&old, av(1), 19.5).await;
+
+    let new = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("v4")).unwrap();
+    old.swap(&new).await.expect("0.3.0 → 0.4.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.4.0");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
+    let created = old.create_object(ObjectSpecifier::Type(bacnet::ObjectType::ANALOG_VALUE), vec![]).await.unwrap();
+    let created = created.expect("the current build creates analog values");
+    write_real(&old, created, 7.0).await;
+
+    let back = PluginModel::load(engine(), demo_building_0_3_0().as_path(), PluginConfig::new("v3-again")).unwrap();
+    old.swap(&back).await.expect("0.4.0 → 0.3.0");
+    assert_eq!(old.interface(), "trellis:bacnet@0.3.0");
+    assert_eq!(read_one(&old, pv(av(1))).await.unwrap(), Value::Real(19.5).into());
+    let gone = old.read(&[pv(created)]).await.unwrap().remove(0).remove(0).outcome.unwrap_err();
+    assert_eq!(gone.code, ErrorCode::UNKNOWN_OBJECT, "0.3.0 cannot create it again");
+}
+
+/// Objects a client created, and deletions, live through a restart of the
+/// instance (a warm ReinitializeDevice).
+#[tokio::test]
+async fn created_and_deleted_objects_survive_a_restart_of_the_instance() {
+    use bacnet::enums::ErrorCode;
+    let model = PluginModel::load(engine(), builtin::DEMO_BUILDING, PluginConfig::new("lifecycle")).unwrap();
+    let objects = model.objects().await.unwrap().len();
+    let name = PropertyWrite {
+        target: PropertyTarget {
+            object: ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_VALUE, instance: 50 },
+            property: PropertyIdentifier::OBJECT_NAME,
+            array_index: None,
+        },
+        value: bacnet::Value::CharacterString(bacnet::CharacterString::utf8("Created Setpoint")).into(),
+        priority: None,
+    };
+    let kept = ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_VALUE, instance: 50 };
+    let asked = ObjectSpecifier::Identifier(kept);
+    assert_eq!(model.create_object(asked, vec![name.clone()]).await.unwrap(), Ok(kept));
+    let again = model.create_object(asked, vec![]).await.unwrap().unwrap_err();
+    assert_eq!(object_code(again), (ErrorCode::OBJECT_IDENTIFIER_ALREADY_EXISTS, 0));
+    let duplicate = model.create_object(ObjectSpecifier::Type(kept.object_type), vec![name]).await.unwrap();
+    assert_eq!(object_code(duplicate.unwrap_err()), (ErrorCode::DUPLICATE_NAME, 1));
+    let temporary = model.create_object(ObjectSpecifier::Type(kept.object_type), vec![]).await.unwrap().unwrap();
+    assert_eq!(model.objects().await.unwrap().len(), objects + 2);
+    assert_eq!(model.delete_object(temporary).await.unwrap(), Ok(()));
+    write_real(&model, kept, 3.5).await;
+
+    model.restart(true).await.unwrap();
+    let names = model.objects().await.unwrap();
+    assert_eq!(names.len(), objects + 1);
+    assert!(names.iter().any(|o| o.id == kept && o.name == "Created Setpoint"), "{names:?}");
+    assert_eq!(read_one(&model, pv(kept)).await.unwrap(), Value::Real(3.5).into());
+    assert_eq!(model.delete_object(kept).await.unwrap(), Ok(()));
+    assert_eq!(model.delete_object(av(1)).await.unwrap().unwrap_err().code, ErrorCode::OBJECT_DELETION_NOT_PERMITTED);
+}
+
+/// An object a client created outlives a trap: the instance's snapshot was
+/// taken after the creation, and the restarted instance imports it.
+#[tokio::test]
+async fn a_created_object_outlives_a_trap() {
+    let model = load_misbehave("create-then-trap", RestartPolicy::default());
+    let created = ObjectIdentifier { object_type: bacnet::ObjectType::ANALOG_VALUE, instance: 2 };
+    let asked = ObjectSpecifier::Type(bacnet::ObjectType::ANALOG_VALUE);
+    assert_eq!(model.create_object(asked, vec![]).await.unwrap(), Ok(created), "the lowest free instance");
+    write_real(&model, created, 6.25).await;
+    assert!(matches!(model.read(&[pv(av(666))]).await, Err(ModelError::Trapped { .. })));
+    assert_eq!(read_one(&model, pv(created)).await.unwrap(), Value::Real(6.25).into());
+    assert_eq!(model.health().restarts, 1);
 }

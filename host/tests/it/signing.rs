@@ -90,7 +90,7 @@ fn keygen_sign_verify_round_trip_through_the_cli() {
         stdout(&o).trim(),
         format!(
             "demo.wasm: ok, demo-building 0.1.0 signed by {public}; \
-             data_dir = none, clock = true, max_objects = 64, memory_mb = 64"
+             data_dir = none, clock = true, max_objects = 64, memory_mb = 64, create_objects = false"
         )
     );
     let o = trellis(&["plugin", "verify", "--trust-file", s(&dir.path("vendor.key.pub")), s(&wasm)]);

@@ -8,13 +8,18 @@
 //! `/data/objects.toml` when the host preopened a data directory holding
 //! one, else from the embedded default (`objects.toml` beside this crate's
 //! manifest, which documents the format).
+//!
+//! A front end may create (and delete again) commandable Analog and Binary
+//! Values and Multi-state Values (three states until its State_Text says
+//! otherwise) where the operator's `create_objects` allows the type: the
+//! store's templates, see [`creatable`].
 
 mod config;
 mod sim;
 
 use sim::{Points, Sim};
 use trellis_guest_sdk::host::{LogLevel, log};
-use trellis_guest_sdk::{Config, DateTime, ObjectModel, PluginInfo, Store};
+use trellis_guest_sdk::{Config, DateTime, ObjectModel, ObjectSpec, PluginInfo, Store};
 
 /// The demo building's model: the points the simulation drives and its state.
 pub struct DemoBuilding {
@@ -68,8 +73,21 @@ fn build(store: &mut Store, cfg: config::Config) -> Result<DemoBuilding, String>
     for log in cfg.trend_logs {
         store.add_trend_log(log)?;
     }
+    for template in creatable() {
+        store.allow_creation(template)?;
+    }
     let sim = Sim::new(&points, store);
     Ok(DemoBuilding { points, sim })
+}
+
+/// What a front end may create: commandable values an operator adds while
+/// commissioning (a setpoint, an override, a mode).
+fn creatable() -> [ObjectSpec; 3] {
+    [
+        ObjectSpec::analog_value(0, "template").commandable(),
+        ObjectSpec::binary_value(0, "template").commandable(),
+        ObjectSpec::multi_state_value(0, "template", ["State 1", "State 2", "State 3"]).commandable(),
+    ]
 }
 
 trellis_guest_sdk::register_plugin!(DemoBuilding);

@@ -139,6 +139,8 @@ impl ObjectModel for Misbehave {
                 .active_text("Poisoned")
                 .inactive_text("Clean"),
         )?;
+        // Created objects: to show they outlive a trap (the host's snapshot).
+        store.allow_creation(ObjectSpec::analog_value(0, "template").commandable())?;
         Ok(Misbehave { settings })
     }
 

@@ -23,6 +23,10 @@ use bacnet::services::{BacnetError, CreateObjectError, ObjectSpecifier, Property
 use bacnet::{Date, ObjectIdentifier, Value};
 use std::sync::{Arc, Mutex};
 
+/// The object types the host itself creates; a device's other creatable
+/// types are its model's.
+pub const HOST_CREATABLE: [ObjectType; 2] = [ObjectType::SCHEDULE, ObjectType::CALENDAR];
+
 /// The most objects CreateObject may make on one device.
 pub const MAX_CREATED: usize = 64;
 

@@ -33,6 +33,7 @@
 //! hold a lock across an await.
 
 mod lifecycle;
+pub use lifecycle::{HOST_CREATABLE, MAX_CREATED};
 mod objects;
 pub(crate) mod runner;
 
