@@ -12,6 +12,7 @@ mod cli;
 mod control;
 mod cov;
 mod cov_multiple;
+mod create_objects;
 mod crowd;
 mod examples;
 mod files;

@@ -380,3 +380,53 @@ fn logs_written_to_a_pipe_carry_no_terminal_colour_codes() {
     assert!(err.contains("LOADING AN UNSIGNED PLUGIN"), "{err}");
     assert!(!err.contains('\u{1b}'), "escape codes in a piped log: {err:?}");
 }
+
+/// Object creation in a plugin file takes both halves: the operator's
+/// `create_objects` and the manifest's `create_objects = true` (without it
+/// `trellis run` refuses to start, naming both); the manifest's
+/// `max_objects` bounds what clients create.
+#[test]
+fn creating_objects_in_a_plugin_file_needs_its_manifests_consent_and_keeps_under_its_ceiling() {
+    let dir = Scratch::new("signing", "create-objects");
+    let cache = dir.path("cache");
+    let port = free_port();
+    let config = |plugin: &Path| {
+        let path = dir.path("gateway.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[[device]]\nport = {port}\nplugin = \"{}\"\ncreate_objects = [\"analog-value\"]\n\n\
+                 [policy]\nallow_unsigned = true\n",
+                plugin.file_name().unwrap().to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let unwilling = dir.plugin("unwilling", MANIFEST);
+    let o = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["run", "--config", s(&config(&unwilling))])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("TRELLIS_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "device 1: create_objects lists analog-value, but the manifest of unwilling.wasm does not ask for create_objects"
+        ),
+        "{}",
+        stderr(&o)
+    );
+
+    // The demo building serves 13 objects: room for one more.
+    let willing =
+        dir.plugin("willing", &MANIFEST.replace("max_objects = 64", "max_objects = 14\ncreate_objects = true"));
+    let gateway = Gateway::start(&config(&willing), &cache).unwrap_or_else(|log| panic!("exited:\n{log}"));
+    let address = format!("127.0.0.1:{port}");
+    let o = trellis(&["create", &address, "analog-value"]);
+    assert_eq!(stdout(&o).trim(), "analog-value,3", "{}\n{}", stderr(&o), gateway.log());
+    let o = trellis(&["create", &address, "analog-value"]);
+    assert!(stderr(&o).contains("resources: no-space-for-object"), "{}", stderr(&o));
+}
