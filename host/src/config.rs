@@ -1039,6 +1039,22 @@ impl Config {
     }
 }
 
+/// A `create_objects` entry: an object type by its standard name. The
+/// host's own objects other than Schedule and Calendar (Device, Network
+/// Port, Notification Class, File) are never created by a client.
+pub fn creatable_type(name: &str) -> anyhow::Result<bacnet::ObjectType> {
+    use anyhow::Context;
+    use bacnet::ObjectType as T;
+    let t = T::from_name(name)
+        .filter(|t| t.is_known())
+        .with_context(|| format!("{name:?} is not an object type (e.g. \"analog-value\", \"schedule\")"))?;
+    anyhow::ensure!(
+        ![T::DEVICE, T::NETWORK_PORT, T::NOTIFICATION_CLASS, T::FILE].contains(&t),
+        "{t} objects are the host's: a client cannot create them"
+    );
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1108,20 +1124,4 @@ mod tests {
         let e = Config::parse("[[device]]\n[policy]\nallow_unsgned = true\n").unwrap_err().to_string();
         assert!(e.contains("allow_unsgned"), "{e}");
     }
-}
-
-/// A `create_objects` entry: an object type by its standard name. The
-/// host's own objects other than Schedule and Calendar (Device, Network
-/// Port, Notification Class, File) are never created by a client.
-pub fn creatable_type(name: &str) -> anyhow::Result<bacnet::ObjectType> {
-    use anyhow::Context;
-    use bacnet::ObjectType as T;
-    let t = T::from_name(name)
-        .filter(|t| t.is_known())
-        .with_context(|| format!("{name:?} is not an object type (e.g. \"analog-value\", \"schedule\")"))?;
-    anyhow::ensure!(
-        ![T::DEVICE, T::NETWORK_PORT, T::NOTIFICATION_CLASS, T::FILE].contains(&t),
-        "{t} objects are the host's: a client cannot create them"
-    );
-    Ok(t)
 }

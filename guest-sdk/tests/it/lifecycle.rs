@@ -148,7 +148,7 @@ fn a_refused_initial_value_names_its_position_and_nothing_is_created() {
 fn a_created_object_is_deleted_with_its_name() {
     let mut i = start();
     let name = initial(P::OBJECT_NAME, trellis_guest_sdk::value::text("Temporary"));
-    let created = i.create_object(ObjectType::ANALOG_VALUE, None, &[name.clone()]).unwrap();
+    let created = i.create_object(ObjectType::ANALOG_VALUE, None, std::slice::from_ref(&name)).unwrap();
     i.take_notifications();
     assert_eq!(i.delete_object(created), Ok(()));
     assert!(!i.store().contains(created));
