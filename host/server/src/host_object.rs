@@ -1,14 +1,33 @@
-//! What every object the host serves itself (File, Notification Class)
-//! answers the same way: Property_List and the expansion of ALL, REQUIRED
-//! and OPTIONAL.
+//! What every object the host serves itself (File, Notification Class,
+//! Schedule, Calendar, the Device's restart properties) answers the same
+//! way: Property_List, the expansion of ALL, REQUIRED and OPTIONAL, and
+//! values made of the core's encoded productions.
 //!
 //! Must never: list Object_Identifier, Object_Name, Object_Type or
 //! Property_List in Property_List (Clause 12.1.1.4.1), or Property_List in
 //! the expansion of ALL or REQUIRED (135.1 §9.20.1.7).
 
+use bacnet::codec::Reader;
 use bacnet::enums::{ErrorClass, ErrorCode, PropertyIdentifier as P};
 use bacnet::services::BacnetError;
 use bacnet::{AnyValue, Element, Value};
+
+/// A value made of encoded productions (BACnetDestinations, a schedule's
+/// days, a time stamp), as a read answers it; device/operational-problem
+/// if they do not decode as one value (they do: the core encoded them).
+pub(crate) fn encoded(encode: impl FnOnce(&mut Vec<u8>)) -> Result<AnyValue, BacnetError> {
+    let mut octets = Vec::new();
+    encode(&mut octets);
+    AnyValue::decode(&mut Reader::new(&octets))
+        .map_err(|_| BacnetError { class: ErrorClass::DEVICE, code: ErrorCode::OPERATIONAL_PROBLEM })
+}
+
+/// A written value's octets, to decode as productions.
+pub(crate) fn octets(value: &AnyValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    value.encode(&mut out);
+    out
+}
 
 /// The Property_List of an object whose properties are `properties` (the
 /// whole array, its length at index 0, or element `index`).

@@ -209,20 +209,14 @@ fn lock(c: &Mutex<NotificationClassConfig>) -> std::sync::MutexGuard<'_, Notific
 
 /// Recipient_List as a value: the encoded destinations one after the other.
 fn recipient_list(recipients: &[Destination]) -> Result<AnyValue, BacnetError> {
-    let mut octets = Vec::new();
-    for d in recipients {
-        d.encode(&mut octets);
-    }
-    let mut r = Reader::new(&octets);
-    AnyValue::decode(&mut r).map_err(|_| error(ErrorClass::DEVICE, ErrorCode::OPERATIONAL_PROBLEM))
+    crate::host_object::encoded(|out| recipients.iter().for_each(|d| d.encode(out)))
 }
 
 /// A written Recipient_List: every entry a whole BACnetDestination with
 /// seven valid days and three transitions.
 fn decode_recipient_list(value: &AnyValue) -> Result<Vec<Destination>, BacnetError> {
     let invalid = error(ErrorClass::PROPERTY, ErrorCode::INVALID_DATA_TYPE);
-    let mut octets = Vec::new();
-    value.encode(&mut octets);
+    let octets = crate::host_object::octets(value);
     let mut r = Reader::new(&octets);
     let mut list = Vec::new();
     while !r.is_empty() {

@@ -92,8 +92,7 @@ impl Restart {
 
     /// Write Restart_Notification_Recipients: every entry a BACnetRecipient.
     pub fn write_recipients(&self, value: &AnyValue) -> Result<(), BacnetError> {
-        let mut octets = Vec::new();
-        value.encode(&mut octets);
+        let octets = crate::host_object::octets(value);
         let mut r = Reader::new(&octets);
         let mut list = Vec::new();
         while !r.is_empty() {
@@ -143,12 +142,9 @@ impl Restart {
     }
 }
 
-/// A value made of encoded productions.
+/// A value made of encoded productions (which always decode as one).
 fn encoded(encode: impl FnOnce(&mut Vec<u8>)) -> AnyValue {
-    let mut octets = Vec::new();
-    encode(&mut octets);
-    // The productions above always decode as a value.
-    AnyValue::decode(&mut Reader::new(&octets)).unwrap_or_default()
+    crate::host_object::encoded(encode).unwrap_or_default()
 }
 
 /// Send the due restart notification to its recipients, and to the device

@@ -320,7 +320,7 @@ fn run_serves_a_signed_plugin_file_and_refuses_an_unsigned_one() {
     let o = trellis(&["plugin", "status", "--socket", s(&socket)]);
     let status = stdout(&o);
     let mut lines = status.lines();
-    assert_eq!(lines.next(), Some("device 389001: demo-building 0.1.0 (trellis:bacnet@0.3.0)"), "{status}");
+    assert_eq!(lines.next(), Some("device 389001: demo-building 0.1.0 (trellis:bacnet@0.4.0)"), "{status}");
     let health = lines.next().unwrap_or_default();
     assert!(health.starts_with("  running; 0 restarts, 0 failures;"), "{status}");
     assert!(health.ends_with("writes journaled since the last"), "{status}");

@@ -4,6 +4,7 @@
 use super::{
     CalendarConfig, MAX_DATES, MAX_EXCEPTIONS, MAX_REFERENCES, MAX_TIME_VALUES, ScheduleObject, Schedules, lock,
 };
+use crate::host_object::{encoded, octets};
 use bacnet::codec::Reader;
 use bacnet::enums::{ErrorClass, ErrorCode, ObjectType, PropertyIdentifier as P, Reliability};
 use bacnet::schedule::{
@@ -27,20 +28,6 @@ fn no_space() -> BacnetError {
 }
 fn bad_index() -> BacnetError {
     error(ErrorClass::PROPERTY, ErrorCode::INVALID_ARRAY_INDEX)
-}
-
-/// A value made of encoded productions, as the answer carries it.
-fn encoded(encode: impl FnOnce(&mut Vec<u8>)) -> Result<AnyValue, BacnetError> {
-    let mut octets = Vec::new();
-    encode(&mut octets);
-    AnyValue::decode(&mut Reader::new(&octets)).map_err(|_| error(ErrorClass::DEVICE, ErrorCode::OPERATIONAL_PROBLEM))
-}
-
-/// A written value's octets, to decode as productions.
-fn octets(value: &AnyValue) -> Vec<u8> {
-    let mut out = Vec::new();
-    value.encode(&mut out);
-    out
 }
 
 /// Decode exactly one production of type `T` from a written value.
