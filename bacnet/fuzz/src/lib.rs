@@ -27,7 +27,7 @@ pub use segmentation::check_segmentation;
 
 use bacnet::apdu::Apdu;
 use bacnet::bvll::Bvll;
-use bacnet::cov::{COVSubscription, Recipient, RecipientProcess};
+use bacnet::cov::{COVMultipleSubscription, COVSubscription, Recipient, RecipientProcess};
 use bacnet::npdu::{Npdu, NpduPayload};
 use bacnet::read_records;
 use bacnet::schedule::{CalendarEntry, DateRange, DeviceObjectPropertyReference, SpecialEvent, TimeValue};
@@ -566,6 +566,7 @@ codecs! {
     CreateObjectAck => Ack(C::CREATE_OBJECT);
     CreateObjectError => Error(C::CREATE_OBJECT);
     DeleteObjectRequest => Request(C::DELETE_OBJECT);
+    COVMultipleSubscription => Part;
 }
 
 /// The codec for an APDU's body and the body, when this crate has one. A

@@ -107,7 +107,7 @@ mod wire;
 pub use change::{SUBSCRIBE_COV_OBJECT_TYPES, reports_by_cov_increment, supports_subscribe_cov};
 pub use multiple::MultipleRefusal;
 pub use table::CovTable;
-pub use wire::{COVSubscription, Recipient, RecipientProcess};
+pub use wire::{COVMultipleSubscription, COVSubscription, Recipient, RecipientProcess};
 
 use crate::codec::ObjectIdentifier;
 use crate::enums::{ErrorClass, ErrorCode};

@@ -119,6 +119,7 @@ impl<A: Ord + Clone> CovTable<A> {
                 cov_increment,
                 multiple: true,
                 timestamped,
+                max_notification_delay: request.max_notification_delay.unwrap_or(0),
             };
             if !self.renew(&request, &key, confirmed, expires) {
                 self.insert(request, key, confirmed, expires);

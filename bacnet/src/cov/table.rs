@@ -5,14 +5,15 @@
 use super::change::supports_subscribe_cov;
 use super::notify::{STATUS_FLAGS, Snapshot};
 use super::{
-    ActiveSubscription, CovConfig, CovCounters, Notification, Recipient, Refusal, Subscribed, Target, bump,
-    check_increment,
+    ActiveSubscription, COVMultipleSubscription, CovConfig, CovCounters, Notification, Recipient, RecipientProcess,
+    Refusal, Subscribed, Target, bump, check_increment,
 };
 use crate::codec::ObjectIdentifier;
 use crate::enums::PropertyIdentifier;
 use crate::services::{ObjectPropertyReference, ServiceCodec, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
 use crate::value::AnyValue;
 use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::vec;
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -54,6 +55,9 @@ pub(super) struct Subscription {
     pub(super) notified: Snapshot,
     /// Each notified value carries its time of change (COV-multiple).
     pub(super) timestamped: bool,
+    /// The subscriber's maxNotificationDelay in seconds (COV-multiple; 0
+    /// for the other services), shown in Active_COV_Multiple_Subscriptions.
+    pub(super) max_notification_delay: u32,
 }
 
 impl Subscription {
@@ -112,6 +116,7 @@ pub(super) struct Request {
     pub(super) cov_increment: Option<f32>,
     pub(super) multiple: bool,
     pub(super) timestamped: bool,
+    pub(super) max_notification_delay: u32,
 }
 
 /// The COV subscriptions of one device, keyed by subscriber address `A`.
@@ -189,6 +194,7 @@ impl<A: Ord + Clone> CovTable<A> {
             cov_increment: None,
             multiple: false,
             timestamped: false,
+            max_notification_delay: 0,
         };
         self.subscribe(now, subscriber, request, target)
     }
@@ -213,6 +219,7 @@ impl<A: Ord + Clone> CovTable<A> {
             cov_increment: request.cov_increment,
             multiple: false,
             timestamped: false,
+            max_notification_delay: 0,
         };
         self.subscribe(now, subscriber, request, target)
     }
@@ -305,6 +312,7 @@ impl<A: Ord + Clone> CovTable<A> {
         sub.expires = expires;
         sub.cov_increment = request.cov_increment;
         sub.timestamped = request.timestamped;
+        sub.max_notification_delay = request.max_notification_delay;
         sub.initial_due = true;
         true
     }
@@ -356,6 +364,7 @@ impl<A: Ord + Clone> CovTable<A> {
             initial_due: true,
             notified: Snapshot::default(),
             timestamped: request.timestamped,
+            max_notification_delay: request.max_notification_delay,
         };
         self.objects.entry(request.object).or_insert_with(Monitored::new).subscriptions.insert(key, sub);
     }
@@ -435,6 +444,54 @@ impl<A: Ord + Clone> CovTable<A> {
                 }
             })
         })
+    }
+
+    /// Append the value of the Device object's
+    /// Active_COV_Multiple_Subscriptions property at `now`: a `BACnetLIST
+    /// of BACnetCOVMultipleSubscription`, one entry per subscriber process
+    /// and parameters (confirmed, time remaining, maxNotificationDelay),
+    /// its references object by object.
+    pub fn encode_active_cov_multiple_subscriptions(
+        &self,
+        now: Duration,
+        out: &mut Vec<u8>,
+        mut recipient: impl FnMut(&A) -> Recipient,
+    ) {
+        use crate::services::{CovReference, CovSubscriptionSpecification, PropertyReference};
+        type Group<'a, A> = (&'a A, u32, bool, u32, u32);
+        let mut groups: BTreeMap<Group<'_, A>, Vec<CovSubscriptionSpecification>> = BTreeMap::new();
+        for (object, m) in &self.objects {
+            for (key, sub) in m.subscriptions.iter().filter(|(k, s)| k.multiple && s.alive(now)) {
+                let group = (
+                    &key.subscriber,
+                    key.process_identifier,
+                    sub.confirmed,
+                    time_remaining(sub.expires, now),
+                    sub.max_notification_delay,
+                );
+                let (property, array_index) = key.monitored();
+                let reference = CovReference {
+                    property: PropertyReference { property, array_index },
+                    cov_increment: sub.cov_increment,
+                    timestamped: sub.timestamped,
+                };
+                let specs = groups.entry(group).or_default();
+                match specs.last_mut() {
+                    Some(spec) if spec.object == *object => spec.references.push(reference),
+                    _ => specs.push(CovSubscriptionSpecification { object: *object, references: vec![reference] }),
+                }
+            }
+        }
+        for ((subscriber, process_identifier, confirmed, time_remaining, delay), specifications) in groups {
+            COVMultipleSubscription {
+                recipient: RecipientProcess { recipient: recipient(subscriber), process_identifier },
+                issue_confirmed_notifications: confirmed,
+                time_remaining,
+                max_notification_delay: delay,
+                specifications,
+            }
+            .encode(out);
+        }
     }
 
     /// Append the value of the Device object's Active_COV_Subscriptions

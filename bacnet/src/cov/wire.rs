@@ -1,9 +1,11 @@
-//! The productions of the Device object's Active_COV_Subscriptions property:
-//! `BACnetCOVSubscription` and the `BACnetRecipient` it names.
+//! The productions of the Device object's Active_COV_Subscriptions and
+//! Active_COV_Multiple_Subscriptions properties: `BACnetCOVSubscription`,
+//! `BACnetCOVMultipleSubscription` and the `BACnetRecipient` they name.
 
 use crate::codec::tag::{self, TagClass, TagKind};
 use crate::codec::{ObjectIdentifier, Reader, expect_closing, write_app, write_constructed, write_ctx, write_opt_ctx};
 use crate::error::DecodeError;
+use crate::services::CovSubscriptionSpecification;
 use crate::services::ServiceCodec;
 use crate::services::common::{ObjectPropertyReference, app_field, ctx_field, opening_field, opt_ctx_field};
 use alloc::vec::Vec;
@@ -167,6 +169,80 @@ impl ServiceCodec for COVSubscription {
             issue_confirmed_notifications,
             time_remaining,
             cov_increment,
+        })
+    }
+}
+
+/// One entry of Active_COV_Multiple_Subscriptions (135-2016): one
+/// subscriber process's SubscribeCOVPropertyMultiple subscriptions that
+/// share their parameters.
+///
+/// ```text
+/// BACnetCOVMultipleSubscription ::= SEQUENCE {
+///     recipient [0] BACnetRecipientProcess,
+///     issue-confirmed-notifications [1] BOOLEAN,
+///     time-remaining [2] Unsigned,
+///     max-notification-delay [3] Unsigned,
+///     list-of-cov-subscription-specifications [4] SEQUENCE OF SEQUENCE {
+///         monitored-object-identifier [0] BACnetObjectIdentifier,
+///         list-of-cov-references [1] SEQUENCE OF SEQUENCE {
+///             monitored-property [0] BACnetPropertyReference,
+///             cov-increment [1] REAL OPTIONAL,
+///             timestamped [2] BOOLEAN
+///         }
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct COVMultipleSubscription {
+    /// The subscriber and its process identifier.
+    pub recipient: RecipientProcess,
+    /// Confirmed (true) or unconfirmed notifications.
+    pub issue_confirmed_notifications: bool,
+    /// Seconds left (0 = indefinite).
+    pub time_remaining: u32,
+    /// The subscriber's maxNotificationDelay, in seconds.
+    pub max_notification_delay: u32,
+    /// What is monitored, object by object.
+    pub specifications: Vec<CovSubscriptionSpecification>,
+}
+
+impl COVMultipleSubscription {
+    /// Decode a whole `BACnetLIST of BACnetCOVMultipleSubscription` (the
+    /// value of Active_COV_Multiple_Subscriptions without its enclosing tags).
+    pub fn decode_list(data: &[u8]) -> Result<Vec<COVMultipleSubscription>, DecodeError> {
+        let mut r = Reader::new(data);
+        let mut list = Vec::new();
+        while !r.is_empty() {
+            list.push(COVMultipleSubscription::decode_from(&mut r)?);
+        }
+        Ok(list)
+    }
+}
+
+impl ServiceCodec for COVMultipleSubscription {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_constructed(out, 0, |o| self.recipient.encode(o));
+        write_ctx(out, 1, &self.issue_confirmed_notifications);
+        write_ctx(out, 2, &self.time_remaining);
+        write_ctx(out, 3, &self.max_notification_delay);
+        write_constructed(out, 4, |o| crate::services::encode_specifications(o, &self.specifications));
+    }
+
+    fn decode_from(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        opening_field(r, 0, "recipient")?;
+        let recipient = RecipientProcess::decode_from(r)?;
+        expect_closing(r, 0, "end of recipient")?;
+        let issue_confirmed_notifications = ctx_field(r, 1, "issue-confirmed-notifications")?;
+        let time_remaining = ctx_field(r, 2, "time-remaining")?;
+        let max_notification_delay = ctx_field(r, 3, "max-notification-delay")?;
+        let specifications = crate::services::decode_specifications(r, 4)?;
+        Ok(COVMultipleSubscription {
+            recipient,
+            issue_confirmed_notifications,
+            time_remaining,
+            max_notification_delay,
+            specifications,
         })
     }
 }

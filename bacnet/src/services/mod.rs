@@ -90,6 +90,7 @@ pub use cov_notification_multiple::{COVNotificationMultiple, CovObjectValues, Co
 pub use subscribe_cov_property_multiple::{
     CovReference, CovSubscriptionSpecification, SubscribeCOVPropertyMultipleError, SubscribeCOVPropertyMultipleRequest,
 };
+pub(crate) use subscribe_cov_property_multiple::{decode_specifications, encode_specifications};
 
 /// Encoding and decoding of one service body.
 pub trait ServiceCodec: Sized {

@@ -81,18 +81,7 @@ impl ServiceCodec for SubscribeCOVPropertyMultipleRequest {
         write_opt_ctx(out, 1, &self.issue_confirmed_notifications);
         write_opt_ctx(out, 2, &self.lifetime);
         write_opt_ctx(out, 3, &self.max_notification_delay);
-        write_constructed(out, 4, |o| {
-            for spec in &self.specifications {
-                write_ctx(o, 0, &spec.object);
-                write_constructed(o, 1, |o| {
-                    for reference in &spec.references {
-                        write_constructed(o, 0, |o| reference.property.encode(o));
-                        write_opt_ctx(o, 1, &reference.cov_increment);
-                        write_ctx(o, 2, &reference.timestamped);
-                    }
-                });
-            }
-        });
+        write_constructed(out, 4, |o| encode_specifications(o, &self.specifications));
     }
 
     fn decode_from(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
@@ -106,26 +95,7 @@ impl ServiceCodec for SubscribeCOVPropertyMultipleRequest {
                 what: "a lifetime without issue-confirmed-notifications",
             });
         }
-        opening_field(r, 4, "list-of-cov-subscription-specifications")?;
-        // Each specification and reference consumes at least one octet or
-        // fails, so the lists are bounded by the input.
-        let mut specifications = Vec::new();
-        while !r.is_empty() && !next_is_closing(r, 4) {
-            let object = ctx_field(r, 0, "monitored-object-identifier")?;
-            opening_field(r, 1, "list-of-cov-references")?;
-            let mut references = Vec::new();
-            while !r.is_empty() && !next_is_closing(r, 1) {
-                opening_field(r, 0, "monitored-property")?;
-                let property = PropertyReference::decode_from(r)?;
-                expect_closing(r, 0, "end of monitored-property")?;
-                let cov_increment = opt_ctx_field(r, 1, "cov-increment")?;
-                let timestamped = ctx_field(r, 2, "timestamped")?;
-                references.push(CovReference { property, cov_increment, timestamped });
-            }
-            expect_closing(r, 1, "end of list-of-cov-references")?;
-            specifications.push(CovSubscriptionSpecification { object, references });
-        }
-        expect_closing(r, 4, "end of list-of-cov-subscription-specifications")?;
+        let specifications = decode_specifications(r, 4)?;
         Ok(SubscribeCOVPropertyMultipleRequest {
             subscriber_process_identifier,
             issue_confirmed_notifications,
@@ -134,6 +104,50 @@ impl ServiceCodec for SubscribeCOVPropertyMultipleRequest {
             specifications,
         })
     }
+}
+
+/// The contents of `listOfCovSubscriptionSpecifications` (shared with
+/// Active_COV_Multiple_Subscriptions' `BACnetCOVMultipleSubscription`).
+pub(crate) fn encode_specifications(out: &mut Vec<u8>, specifications: &[CovSubscriptionSpecification]) {
+    for spec in specifications {
+        write_ctx(out, 0, &spec.object);
+        write_constructed(out, 1, |o| {
+            for reference in &spec.references {
+                write_constructed(o, 0, |o| reference.property.encode(o));
+                write_opt_ctx(o, 1, &reference.cov_increment);
+                write_ctx(o, 2, &reference.timestamped);
+            }
+        });
+    }
+}
+
+/// `listOfCovSubscriptionSpecifications` under context tag `tag`, with its
+/// opening and closing tags.
+pub(crate) fn decode_specifications(
+    r: &mut Reader<'_>,
+    tag: u8,
+) -> Result<Vec<CovSubscriptionSpecification>, DecodeError> {
+    opening_field(r, tag, "list-of-cov-subscription-specifications")?;
+    // Each specification and reference consumes at least one octet or
+    // fails, so the lists are bounded by the input.
+    let mut specifications = Vec::new();
+    while !r.is_empty() && !next_is_closing(r, tag) {
+        let object = ctx_field(r, 0, "monitored-object-identifier")?;
+        opening_field(r, 1, "list-of-cov-references")?;
+        let mut references = Vec::new();
+        while !r.is_empty() && !next_is_closing(r, 1) {
+            opening_field(r, 0, "monitored-property")?;
+            let property = PropertyReference::decode_from(r)?;
+            expect_closing(r, 0, "end of monitored-property")?;
+            let cov_increment = opt_ctx_field(r, 1, "cov-increment")?;
+            let timestamped = ctx_field(r, 2, "timestamped")?;
+            references.push(CovReference { property, cov_increment, timestamped });
+        }
+        expect_closing(r, 1, "end of list-of-cov-references")?;
+        specifications.push(CovSubscriptionSpecification { object, references });
+    }
+    expect_closing(r, tag, "end of list-of-cov-subscription-specifications")?;
+    Ok(specifications)
 }
 
 /// The Error answer to a refused SubscribeCOVPropertyMultiple.

@@ -178,3 +178,61 @@ fn a_cov_property_subscription_to_the_same_property_is_kept_apart() {
     t.subscribe_cov_property_multiple(secs(2), FRONT_END, &cancel(&[]), &[]).unwrap();
     assert_eq!(t.len(), 1);
 }
+
+/// Active_COV_Multiple_Subscriptions: one BACnetCOVMultipleSubscription
+/// per subscriber process and parameters, its references object by
+/// object; a SubscribeCOVProperty subscription of the same process is not
+/// in it; the value decodes back as the table holds it.
+#[test]
+fn active_cov_multiple_subscriptions_groups_a_process_references_by_object() {
+    use bacnet::cov::{COVMultipleSubscription, Recipient};
+    let mut t = CovTable::new(CovConfig::default());
+    let mut two = request(&[1, 2]);
+    two.specifications[0].references.push(reference(P::STATUS_FLAGS, None));
+    t.subscribe_cov_property_multiple(secs(0), FRONT_END, &two, &[Target::Monitorable; 3]).unwrap();
+    let single = SubscribeCOVPropertyRequest {
+        subscriber_process_identifier: 7,
+        monitored_object: ai(3),
+        issue_confirmed_notifications: Some(true),
+        lifetime: Some(60),
+        monitored_property: PropertyReference::new(P::PRESENT_VALUE),
+        cov_increment: None,
+    };
+    t.subscribe_cov_property(secs(0), FRONT_END, &single, Target::Monitorable).unwrap();
+
+    let mut out = Vec::new();
+    let recipient = |_: &&str| Recipient::Address { network_number: 0, mac_address: vec![127, 0, 0, 1, 0xBA, 0xC0] };
+    t.encode_active_cov_multiple_subscriptions(secs(20), &mut out, recipient);
+    let list = COVMultipleSubscription::decode_list(&out).unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    let entry = &list[0];
+    assert_eq!(entry.recipient.process_identifier, 7);
+    assert!(entry.issue_confirmed_notifications);
+    assert_eq!((entry.time_remaining, entry.max_notification_delay), (40, 2));
+    let objects: Vec<ObjectIdentifier> = entry.specifications.iter().map(|s| s.object).collect();
+    assert_eq!(objects, [ai(1), ai(2)], "analog-input,3 is SubscribeCOVProperty's");
+    let first: Vec<(P, Option<f32>, bool)> = entry.specifications[0]
+        .references
+        .iter()
+        .map(|r| (r.property.property, r.cov_increment, r.timestamped))
+        .collect();
+    assert_eq!(first, [(P::PRESENT_VALUE, Some(1.0), true), (P::STATUS_FLAGS, None, false)]);
+    // Encoded as it decodes.
+    let mut again = Vec::new();
+    for e in &list {
+        bacnet::services::ServiceCodec::encode(e, &mut again);
+    }
+    assert_eq!(again, out);
+
+    // A later renewal of one object with another lifetime makes it an entry of its own.
+    t.subscribe_cov_property_multiple(secs(30), FRONT_END, &request(&[2]), &[Target::Monitorable]).unwrap();
+    let mut out = Vec::new();
+    t.encode_active_cov_multiple_subscriptions(secs(30), &mut out, recipient);
+    let list = COVMultipleSubscription::decode_list(&out).unwrap();
+    let remaining: Vec<u32> = list.iter().map(|e| e.time_remaining).collect();
+    assert_eq!(remaining, [30, 60]);
+    // Expired: gone.
+    let mut out = Vec::new();
+    t.encode_active_cov_multiple_subscriptions(secs(100), &mut out, recipient);
+    assert!(out.is_empty());
+}

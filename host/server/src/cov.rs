@@ -134,6 +134,14 @@ impl Cov {
         AnyValue::from_bytes(&out).unwrap_or_default()
     }
 
+    /// Active_COV_Multiple_Subscriptions: the SubscribeCOVPropertyMultiple
+    /// subscriptions, one entry per subscriber process and parameters.
+    pub fn active_multiple_subscriptions(&self) -> AnyValue {
+        let mut out = Vec::new();
+        self.with_table(|t, now| t.encode_active_cov_multiple_subscriptions(now, &mut out, recipient));
+        AnyValue::from_bytes(&out).unwrap_or_default()
+    }
+
     /// A subscriber inside the gateway: the address to subscribe as (with
     /// [`Server::execute`](super::dispatch::Server::execute) and SubscribeCOV
     /// or SubscribeCOVProperty, unconfirmed) and where its notifications

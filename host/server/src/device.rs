@@ -223,7 +223,7 @@ pub struct HostDevice {
 
 impl HostDevice {
     /// The properties the host answers for the Device object.
-    pub const OWNED: [P; 18] = [
+    pub const OWNED: [P; 19] = [
         P::VENDOR_IDENTIFIER,
         P::PROTOCOL_VERSION,
         P::PROTOCOL_REVISION,
@@ -238,6 +238,7 @@ impl HostDevice {
         P::DEVICE_ADDRESS_BINDING,
         P::DATABASE_REVISION,
         P::ACTIVE_COV_SUBSCRIPTIONS,
+        P::ACTIVE_COV_MULTIPLE_SUBSCRIPTIONS,
         P::LAST_RESTART_REASON,
         P::TIME_OF_DEVICE_RESTART,
         P::RESTART_NOTIFICATION_RECIPIENTS,

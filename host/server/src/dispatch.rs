@@ -702,6 +702,7 @@ impl<M: ObjectModel> Server<M> {
     fn host_value(&self, p: P) -> Option<bacnet::AnyValue> {
         match p {
             P::ACTIVE_COV_SUBSCRIPTIONS => Some(self.cov.active_subscriptions()),
+            P::ACTIVE_COV_MULTIPLE_SUBSCRIPTIONS => Some(self.cov.active_multiple_subscriptions()),
             P::DEVICE_ADDRESS_BINDING => Some(self.alarms.device_address_binding()),
             _ => self.host.read(p),
         }

@@ -68,10 +68,11 @@ enum Shape {
 /// standard's property tables), or `None` when `p` is not a list.
 fn list_shape(p: P) -> Option<Shape> {
     Some(match p {
-        // BACnetLogRecord, BACnetCOVSubscription, BACnetDeviceObjectPropertyReference,
-        // BACnetDeviceObjectReference.
+        // BACnetLogRecord, BACnetCOVSubscription, BACnetCOVMultipleSubscription,
+        // BACnetDeviceObjectPropertyReference, BACnetDeviceObjectReference.
         P::LOG_BUFFER
         | P::ACTIVE_COV_SUBSCRIPTIONS
+        | P::ACTIVE_COV_MULTIPLE_SUBSCRIPTIONS
         | P::LIST_OF_OBJECT_PROPERTY_REFERENCES
         | P::MEMBER_OF
         | P::ZONE_MEMBERS => Shape::Sequence,

@@ -57,6 +57,18 @@ async fn one_request_subscribes_to_two_objects_and_a_change_arrives_in_a_notific
     c.subscribe_cov_property_multiple(&device, &setpoint_and_mode(&[setpoint, mode])).await.unwrap();
     assert_eq!(server.cov().subscriptions(), 2);
 
+    // The Device object shows it: one BACnetCOVMultipleSubscription with both objects.
+    let device_object = oid(ObjectType::DEVICE, 389_001);
+    let active = c.read_property(&device, device_object, P::ACTIVE_COV_MULTIPLE_SUBSCRIPTIONS, None).await.unwrap();
+    let mut octets = Vec::new();
+    active.encode(&mut octets);
+    let list = bacnet::cov::COVMultipleSubscription::decode_list(&octets).unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!((list[0].recipient.process_identifier, list[0].max_notification_delay), (11, 1));
+    assert!(list[0].issue_confirmed_notifications && (119..=120).contains(&list[0].time_remaining));
+    let objects: Vec<ObjectIdentifier> = list[0].specifications.iter().map(|s| s.object).collect();
+    assert_eq!(objects, [setpoint, mode]);
+
     // The initial values of both objects, confirmed, from one request.
     let mut initial = Vec::new();
     while initial.len() < 2 {
