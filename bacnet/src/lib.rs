@@ -28,6 +28,7 @@ pub mod codec;
 pub mod cov;
 pub mod enums;
 pub mod error;
+pub mod ethernet;
 pub mod event;
 pub mod mstp;
 pub mod npdu;

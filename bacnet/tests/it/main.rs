@@ -6,6 +6,7 @@ mod bvll;
 mod codec;
 mod cov;
 mod cov_multiple;
+mod ethernet;
 mod mstp;
 mod mstp_ring;
 mod npdu;
