@@ -502,9 +502,10 @@ impl Instance {
         Ok(r.map_err(convert::error_from_wit))
     }
 
-    /// `create-object`: a CreateObject the server let through; a snapshot
-    /// after a creation keeps the object across a restart (the journal
-    /// holds writes only).
+    /// `create-object`: a CreateObject the server let through; the
+    /// creation is answered once a snapshot holds it (the journal holds
+    /// writes only), so it outlives a restart. An identifier other than the
+    /// one asked for breaks the contract and restarts the instance.
     pub async fn create_object(
         &self,
         object: ObjectSpecifier,
@@ -526,8 +527,21 @@ impl Instance {
         let Answer::Create(r) = self.call(&mut core, call).await? else { unreachable!() };
         let created = match r {
             Ok(id) => {
-                let id = self.convert(convert::created_from_wit(id, object))?;
-                let _ = self.take_snapshot(&mut core).await;
+                let id = match convert::created_from_wit(id, object) {
+                    Ok(id) => id,
+                    Err(Contract(detail)) => {
+                        // The guest made something it was not asked for:
+                        // its state is not to be trusted, so it starts
+                        // again from the snapshot (without that object).
+                        let e = ModelError::Contract { plugin: self.spec.name.to_string(), detail };
+                        self.failed(&mut core, e.clone()).await;
+                        return Err(e);
+                    }
+                };
+                // Acknowledged only once it is in a snapshot: a failed
+                // snapshot restarts the instance without the object, and
+                // the client hears of the failure.
+                self.take_snapshot(&mut core).await?;
                 Ok(id)
             }
             Err((error, first_failed)) => {
@@ -538,14 +552,14 @@ impl Instance {
         Ok(created)
     }
 
-    /// `delete-object`: a DeleteObject the server let through; a snapshot
-    /// after a deletion, as after a creation.
+    /// `delete-object`: a DeleteObject the server let through; answered
+    /// once a snapshot holds it, as a creation is.
     pub async fn delete_object(&self, object: ObjectIdentifier) -> Result<Result<(), BacnetError>, ModelError> {
         let mut core = self.ready().await?;
         let call = Call::Delete(convert::object_id_to_wit(object));
         let Answer::Delete(r) = self.call(&mut core, call).await? else { unreachable!() };
         if r.is_ok() {
-            let _ = self.take_snapshot(&mut core).await;
+            self.take_snapshot(&mut core).await?;
         }
         Ok(r.map_err(convert::error_from_wit))
     }

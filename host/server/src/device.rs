@@ -245,6 +245,29 @@ impl HostDevice {
         P::DAYLIGHT_SAVINGS_STATUS,
     ];
 
+    /// The object types the device serves or lets clients create
+    /// (Protocol_Object_Types_Supported).
+    pub fn object_types_supported(&self) -> Vec<ObjectType> {
+        let mut types = vec![ObjectType::DEVICE];
+        if !self.config.network_ports.is_empty() {
+            types.push(ObjectType::NETWORK_PORT);
+        }
+        if self.files.is_some() {
+            types.push(ObjectType::FILE);
+        }
+        if !self.config.notification_classes.is_empty() {
+            types.push(ObjectType::NOTIFICATION_CLASS);
+        }
+        if self.schedules.has_schedules() {
+            types.push(ObjectType::SCHEDULE);
+        }
+        if self.schedules.has_calendars() {
+            types.push(ObjectType::CALENDAR);
+        }
+        types.extend(self.object_types.iter().copied());
+        types
+    }
+
     /// True when the host answers `p` for the Device object.
     pub fn owns(p: P) -> bool {
         Self::OWNED.contains(&p)
@@ -269,23 +292,7 @@ impl HostDevice {
             }
             P::PROTOCOL_OBJECT_TYPES_SUPPORTED => {
                 let mut b = BitString::with_len(OBJECT_TYPE_BITS);
-                b.set(ObjectType::DEVICE.0 as usize, true);
-                if !self.config.network_ports.is_empty() {
-                    b.set(ObjectType::NETWORK_PORT.0 as usize, true);
-                }
-                if self.files.is_some() {
-                    b.set(ObjectType::FILE.0 as usize, true);
-                }
-                if !self.config.notification_classes.is_empty() {
-                    b.set(ObjectType::NOTIFICATION_CLASS.0 as usize, true);
-                }
-                if self.schedules.has_schedules() {
-                    b.set(ObjectType::SCHEDULE.0 as usize, true);
-                }
-                if self.schedules.has_calendars() {
-                    b.set(ObjectType::CALENDAR.0 as usize, true);
-                }
-                for t in &self.object_types {
+                for t in self.object_types_supported() {
                     if (t.0 as usize) < OBJECT_TYPE_BITS {
                         b.set(t.0 as usize, true);
                     }

@@ -965,6 +965,11 @@ impl<M: ObjectModel> Server<M> {
         let refused = |class, code| {
             Failure::CreateError(CreateObjectError { error: BacnetError { class, code }, first_failed: 0 })
         };
+        // Clause 15.3.1.3.1: a type the device does not have at all is
+        // unsupported; one it has but does not create, not creatable.
+        if !self.host.object_types_supported().contains(&object_type) {
+            return Err(refused(ErrorClass::OBJECT, ErrorCode::UNSUPPORTED_OBJECT_TYPE));
+        }
         if super::schedule::HOST_CREATABLE.contains(&object_type) || !self.host.config.creatable.contains(&object_type)
         {
             let id = self.host.schedules.create(r.object, &r.initial_values).map_err(Failure::CreateError)?;
@@ -1007,6 +1012,14 @@ impl<M: ObjectModel> Server<M> {
             self.database_changed();
             return Ok(());
         }
+        let target = PropertyTarget { object: o, property: P::OBJECT_IDENTIFIER, array_index: None };
+        let exists = match self.read_targets(&[target]).await?.first().and_then(|r| r.first()) {
+            Some(read) => read.outcome.is_ok(),
+            None => false,
+        };
+        if !exists {
+            return Err(Failure::Error(BacnetError { class: ErrorClass::OBJECT, code: ErrorCode::UNKNOWN_OBJECT }));
+        }
         if !super::schedule::HOST_CREATABLE.contains(&o.object_type)
             && self.host.config.creatable.contains(&o.object_type)
         {
@@ -1014,12 +1027,7 @@ impl<M: ObjectModel> Server<M> {
             self.objects_changed().await;
             return Ok(());
         }
-        let target = PropertyTarget { object: o, property: P::OBJECT_IDENTIFIER, array_index: None };
-        let exists = match self.read_targets(&[target]).await?.first().and_then(|r| r.first()) {
-            Some(read) => read.outcome.is_ok(),
-            None => false,
-        };
-        let code = if exists { ErrorCode::OBJECT_DELETION_NOT_PERMITTED } else { ErrorCode::UNKNOWN_OBJECT };
+        let code = ErrorCode::OBJECT_DELETION_NOT_PERMITTED;
         Err(Failure::Error(BacnetError { class: ErrorClass::OBJECT, code }))
     }
 

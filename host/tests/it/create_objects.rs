@@ -83,6 +83,10 @@ fn our_cli_rusty_bacnet_and_bacpypes3_create_and_delete_the_models_objects() {
     assert_ne!(cli(&["read", &address, device, "database-revision"]), revision);
     let refused = cli_refused(&["create", &address, "analog-input"]);
     assert!(refused.contains("dynamic-creation-not-supported"), "not in create_objects: {refused}");
+    let refused = cli_refused(&["create", &address, "accumulator"]);
+    assert!(refused.contains("unsupported-object-type"), "no accumulator in this device: {refused}");
+    let refused = cli_refused(&["delete", &address, "analog-value,99"]);
+    assert!(refused.contains("unknown-object"), "{refused}");
     let refused = cli_refused(&["create", &address, "analog-value", "object-name=Zone Setpoint"]);
     assert!(refused.contains("duplicate-name (first failed initial value: 1)"), "{refused}");
 
