@@ -158,6 +158,7 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
             ports: vec![RouterBipPort { port: ip, network: 1, device: None, routes: RoutingView::default() }],
             mstp_ports: vec![RouterMstpPort { port: trunk, network: 2, routes: RoutingView::default() }],
             bip6_ports: Vec::new(),
+            ethernet_ports: Vec::new(),
             sc_ports: Vec::new(),
             virtual_networks: Vec::new(),
             counters: Default::default(),

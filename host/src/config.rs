@@ -297,16 +297,24 @@ pub struct RouterPortSection {
     /// A BACnet/SC port instead of B/IP (`bind` and `port` are then
     /// unused): a node on its hubs, optionally running the hub function.
     pub sc: Option<crate::sc_port::ScSection>,
+    /// A BACnet Ethernet port instead of B/IP (`bind` and `port` are then
+    /// unused).
+    pub ethernet: Option<EthernetSection>,
 }
 
 impl RouterSection {
     /// The router port a device bound to `bind`:`port` is served on, if any.
     pub fn port_of(&self, d: &DeviceSection) -> Option<usize> {
-        if d.virtual_network.is_some() || d.mstp.is_some() || d.sc.is_some() {
+        if d.virtual_network.is_some() || d.mstp.is_some() || d.sc.is_some() || d.ethernet.is_some() {
             return None;
         }
         self.ports.iter().position(|p| {
-            p.mstp.is_none() && p.bip6.is_none() && p.sc.is_none() && p.bind == d.bind && p.port == d.port
+            p.mstp.is_none()
+                && p.bip6.is_none()
+                && p.sc.is_none()
+                && p.ethernet.is_none()
+                && p.bind == d.bind
+                && p.port == d.port
         })
     }
 }
@@ -380,6 +388,9 @@ pub struct DeviceSection {
     /// Serve on a BACnet/SC port instead of B/IP (`bind` and `port` are
     /// then unused), optionally running the hub function too.
     pub sc: Option<crate::sc_port::ScSection>,
+    /// Serve on a BACnet Ethernet port instead of B/IP (`bind` and `port`
+    /// are then unused).
+    pub ethernet: Option<EthernetSection>,
     /// `[[device.file]]`: File objects over files in `data_dir`.
     #[serde(default, rename = "file", skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileSection>,
@@ -473,6 +484,33 @@ impl FileSection {
             writable: self.writable && may_write,
             max_size: self.max_size,
         })
+    }
+}
+
+/// `ethernet = { … }` in a `[[device]]` or `[[router.port]]`: a BACnet
+/// Ethernet port (Clause 7) on a network interface, through a raw socket
+/// (CAP_NET_RAW).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EthernetSection {
+    /// The network interface, e.g. `eth1`.
+    pub interface: String,
+}
+
+impl EthernetSection {
+    /// The interface name is one Linux could have (1 to 15 octets, no `/`,
+    /// whitespace or NUL).
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let name = &self.interface;
+        anyhow::ensure!(
+            (1..=15).contains(&name.len())
+                && !name.contains(['/', '\0'])
+                && !name.chars().any(char::is_whitespace)
+                && name != "."
+                && name != "..",
+            "ethernet.interface {name:?} is not a network interface name (1 to 15 characters, no '/' or spaces)"
+        );
+        Ok(())
     }
 }
 
@@ -764,6 +802,7 @@ impl Default for DeviceSection {
             bbmd: None,
             bip6: None,
             sc: None,
+            ethernet: None,
             files: Vec::new(),
             notification_classes: Vec::new(),
             schedules: Vec::new(),
@@ -862,6 +901,7 @@ impl Config {
         let mut virtual_macs = std::collections::HashSet::new();
         let mut ports6 = std::collections::HashSet::new();
         let mut hub_functions = std::collections::HashSet::new();
+        let mut interfaces = std::collections::HashSet::new();
         if let Some(router) = &self.router {
             anyhow::ensure!(!router.ports.is_empty(), "[router] needs at least one [[router.port]]");
             let mut networks = std::collections::HashSet::new();
@@ -874,13 +914,26 @@ impl Config {
                 );
                 if let Some(sc) = &p.sc {
                     anyhow::ensure!(
-                        p.mstp.is_none() && p.bbmd.is_none() && p.bip6.is_none(),
-                        "router port {n}: a BACnet/SC port has no mstp, bip6 or bbmd"
+                        p.mstp.is_none() && p.bbmd.is_none() && p.bip6.is_none() && p.ethernet.is_none(),
+                        "router port {n}: a BACnet/SC port has no mstp, bip6, ethernet or bbmd"
                     );
                     sc.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
                     if let Some(h) = &sc.hub_function {
                         anyhow::ensure!(hub_functions.insert(h.clone()), "router port {n}: hub_function {h} is taken");
                     }
+                    continue;
+                }
+                if let Some(e) = &p.ethernet {
+                    anyhow::ensure!(
+                        p.mstp.is_none() && p.bbmd.is_none() && p.bip6.is_none(),
+                        "router port {n}: a BACnet Ethernet port has no mstp, bip6, sc or bbmd"
+                    );
+                    e.validate().map_err(|e| anyhow::anyhow!("router port {n}: {e}"))?;
+                    anyhow::ensure!(
+                        interfaces.insert(e.interface.clone()),
+                        "router port {n}: interface {} is already used by another Ethernet port",
+                        e.interface
+                    );
                     continue;
                 }
                 if let Some(b) = &p.bip6 {
@@ -959,8 +1012,8 @@ impl Config {
                     );
                 };
                 anyhow::ensure!(
-                    d.mstp.is_none() && d.sc.is_none(),
-                    "device {n}: a device is on MS/TP, on BACnet/SC or on a virtual network, not two of them"
+                    d.mstp.is_none() && d.sc.is_none() && d.ethernet.is_none(),
+                    "device {n}: a device is on MS/TP, on BACnet/SC, on Ethernet or on a virtual network, not two of them"
                 );
                 anyhow::ensure!(
                     (1..=65534).contains(&net) && router.ports.iter().all(|p| p.network != net),
@@ -980,8 +1033,8 @@ impl Config {
             if let Some(sc) = &d.sc {
                 sc.validate().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
                 anyhow::ensure!(
-                    d.mstp.is_none() && d.bip6.is_none() && d.bbmd.is_none(),
-                    "device {n}: a BACnet/SC device has no mstp, bip6 or bbmd"
+                    d.mstp.is_none() && d.bip6.is_none() && d.bbmd.is_none() && d.ethernet.is_none(),
+                    "device {n}: a BACnet/SC device has no mstp, bip6, ethernet or bbmd"
                 );
                 if let Some(h) = &sc.hub_function {
                     anyhow::ensure!(
@@ -989,6 +1042,19 @@ impl Config {
                         "device {n}: hub_function {h} is already another device's"
                     );
                 }
+                continue;
+            }
+            if let Some(e) = &d.ethernet {
+                e.validate().map_err(|e| anyhow::anyhow!("device {n}: {e}"))?;
+                anyhow::ensure!(
+                    d.mstp.is_none() && d.bip6.is_none() && d.bbmd.is_none(),
+                    "device {n}: a BACnet Ethernet device has no mstp, bip6 or bbmd"
+                );
+                anyhow::ensure!(
+                    interfaces.insert(e.interface.clone()),
+                    "device {n}: interface {} is already used by another Ethernet port (one device per port)",
+                    e.interface
+                );
                 continue;
             }
             if let Some(b) = &d.bip6 {

@@ -1,5 +1,6 @@
 //! The Network Port objects (Clause 12.56) `trellis run` gives each device,
-//! from the configuration: one for a device on its own B/IP or MS/TP port,
+//! from the configuration: one for a device on its own port (B/IP, MS/TP,
+//! B/IPv6, BACnet/SC, Ethernet),
 //! one for a device on a virtual network, and one per router network for
 //! the device on a router port (the router is part of that device), each
 //! of those with the Routing_Table the router publishes.
@@ -58,6 +59,18 @@ pub fn ipv6(address: std::net::SocketAddrV6, vmac: [u8; 3], group: std::net::Ipv
 /// The multicast group a `bip6 = { … }` section broadcasts to.
 pub fn group_of(b: &crate::config::Bip6Section) -> std::net::Ipv6Addr {
     if b.site_group { trellis_bip6::SITE_LOCAL_GROUP } else { trellis_bip6::LINK_LOCAL_GROUP }
+}
+
+/// A BACnet Ethernet port on `interface` with `mac`.
+pub fn ethernet(instance: u32, interface: &str, mac: [u8; 6]) -> NetworkPort {
+    NetworkPort {
+        instance,
+        name: format!("BACnet Ethernet {interface}"),
+        network: None,
+        kind: PortKind::Ethernet { mac },
+        routes: None,
+        bbmd: None,
+    }
 }
 
 /// A BACnet/SC port.
@@ -124,6 +137,14 @@ pub fn router(r: &RouterSection, own: usize, routes: &Routes) -> Vec<NetworkPort
             if let Some(m) = &p.mstp {
                 return Some(NetworkPort { instance: n as u32 + 1, network: Some(p.network), routes: view, ..mstp(m) });
             }
+            if p.ethernet.is_some() {
+                let (interface, mac) = routes.ethernet.get(&p.network)?;
+                return Some(NetworkPort {
+                    network: Some(p.network),
+                    routes: view,
+                    ..ethernet(n as u32 + 1, interface, *mac)
+                });
+            }
             if p.sc.is_some() {
                 let started = routes.sc_views.get(&p.network)?.clone();
                 return Some(NetworkPort {
@@ -160,6 +181,8 @@ pub struct Routes {
     bbmds: BTreeMap<u16, BbmdView>,
     /// Each BACnet/SC router port, once its node is started.
     sc_views: BTreeMap<u16, crate::server::network_port::ScView>,
+    /// Each BACnet Ethernet router port's interface and MAC, once opened.
+    ethernet: BTreeMap<u16, (String, [u8; 6])>,
 }
 
 impl Routes {
@@ -174,13 +197,19 @@ impl Routes {
             .iter()
             .flat_map(|r| r.ports.iter().filter(|p| p.bbmd.is_some()).map(|p| (p.network, BbmdView::default())))
             .collect();
-        Routes { views, virtual_networks, bbmds, sc_views: BTreeMap::new() }
+        Routes { views, virtual_networks, bbmds, sc_views: BTreeMap::new(), ethernet: BTreeMap::new() }
     }
 
     /// Say what the BACnet/SC router port of `network` shows (its node is
     /// started before the devices are built).
     pub fn set_sc_view(&mut self, network: u16, view: crate::server::network_port::ScView) {
         self.sc_views.insert(network, view);
+    }
+
+    /// Say which interface and MAC the Ethernet router port of `network`
+    /// has (it is opened before the devices are built).
+    pub fn set_ethernet_mac(&mut self, network: u16, interface: &str, mac: [u8; 6]) {
+        self.ethernet.insert(network, (interface.to_string(), mac));
     }
 
     /// The BBMD view of router port `network` (set once its port is a BBMD).

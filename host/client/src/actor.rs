@@ -90,6 +90,8 @@ pub(crate) enum Link {
     /// A BACnet/SC node: nodes by VMAC ([`DeviceAddress::sc`]), everything
     /// through its hub.
     Sc(trellis_sc::node::ScNode),
+    /// A BACnet Ethernet port: stations by MAC ([`DeviceAddress::ethernet`]).
+    Ethernet(trellis_ethernet::EthernetHandle),
 }
 
 impl Link {
@@ -100,6 +102,7 @@ impl Link {
             Link::Mstp(m) => m.send(mstp::BROADCAST_MAC, npdu.to_vec(), false).map_err(mstp::send_error),
             Link::Bip6(b) => b.send_broadcast(npdu).await,
             Link::Sc(node) => node.send(bacnet::bvlc_sc::BROADCAST_VMAC, npdu.to_vec()).await,
+            Link::Ethernet(e) => e.send_broadcast(npdu).await,
         }
     }
 
@@ -124,6 +127,13 @@ impl Link {
                 None => Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     format!("{to} is not a BACnet/SC node (use sc:VMAC)"),
+                )),
+            },
+            Link::Ethernet(e) => match to.ethernet_mac() {
+                Some(mac) => e.send_unicast(mac, npdu).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{to} is not a BACnet Ethernet station (use eth:MAC)"),
                 )),
             },
             Link::Mstp(m) => {

@@ -200,6 +200,40 @@ impl Client {
         Ok(client)
     }
 
+    /// Start a client on a BACnet Ethernet port (Clause 7) on the network
+    /// interface `config` names; needs CAP_NET_RAW. Devices are named
+    /// [`DeviceAddress::ethernet`]`(mac)`; a broadcast goes to
+    /// FF:FF:FF:FF:FF:FF. Call within the runtime.
+    pub async fn bind_ethernet(config: trellis_ethernet::EthernetConfig, tsm: TsmConfig) -> std::io::Result<Client> {
+        let (handle, mut driver) = trellis_ethernet::bind(&config)?;
+        let (rx_tx, rx_rx) = mpsc::channel(1024);
+        let receiving = tokio::spawn(async move {
+            let mut batch = Vec::new();
+            loop {
+                if driver.readable().await.is_err() {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                driver.drain(64, |n| {
+                    batch.push(actor::Received {
+                        source: LinkAddress::Ethernet(n.source),
+                        npdu: n.npdu.to_vec(),
+                        broadcast: n.broadcast,
+                    })
+                });
+                for r in batch.drain(..) {
+                    if rx_tx.send(r).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let local = DeviceAddress::ethernet(handle.mac()).link;
+        let broadcast = DeviceAddress::ethernet(trellis_ethernet::BROADCAST).link;
+        let client = Client::start(Link::Ethernet(handle), rx_rx, local, broadcast, tsm);
+        client.keep(receiving);
+        Ok(client)
+    }
+
     /// Start a client on a BACnet/SC node already started (see
     /// [`trellis_sc::node::ScNode::start`]): devices are named
     /// [`DeviceAddress::sc`]`(vmac)`; a broadcast goes to the hub, which

@@ -1,6 +1,6 @@
 //! How the host names a BACnet device (the client the devices it asks, the
 //! server its peers): the station on one of our datalinks (B/IP address,
-//! MS/TP MAC, B/IPv6 or BACnet/SC VMAC), and for a device behind
+//! MS/TP MAC, B/IPv6 or BACnet/SC VMAC, Ethernet MAC), and for a device behind
 //! a router, the remote network number and MAC.
 
 use std::fmt;
@@ -27,6 +27,9 @@ pub enum LinkAddress {
     Bip6([u8; 3]),
     /// A node on the local BACnet/SC port, by its 6-octet VMAC (Annex AB).
     Sc([u8; 6]),
+    /// A station on the local BACnet Ethernet port, by its 6-octet MAC
+    /// address (Clause 7).
+    Ethernet([u8; 6]),
     /// A subscriber inside this gateway (the MQTT bridge, application
     /// logic): what is sent to it never leaves the process.
     Local(u32),
@@ -46,6 +49,7 @@ impl LinkAddress {
             LinkAddress::Mstp(mac) => vec![*mac],
             LinkAddress::Bip6(v) => v.to_vec(),
             LinkAddress::Sc(v) => v.to_vec(),
+            LinkAddress::Ethernet(m) => m.to_vec(),
             LinkAddress::Local(n) => n.to_be_bytes().to_vec(),
         }
     }
@@ -58,6 +62,7 @@ impl fmt::Display for LinkAddress {
             LinkAddress::Mstp(mac) => write!(f, "mstp:{mac}"),
             LinkAddress::Bip6(v) => write!(f, "bip6:{}", hex(v)),
             LinkAddress::Sc(v) => write!(f, "sc:{}", hex(v)),
+            LinkAddress::Ethernet(m) => write!(f, "eth:{}", hex(m)),
             LinkAddress::Local(n) => write!(f, "local:{n}"),
         }
     }
@@ -104,6 +109,11 @@ impl DeviceAddress {
         DeviceAddress { link: LinkAddress::Sc(vmac), remote: None }
     }
 
+    /// A station on the local BACnet Ethernet port, by its MAC (Clause 7).
+    pub fn ethernet(mac: [u8; 6]) -> Self {
+        DeviceAddress { link: LinkAddress::Ethernet(mac), remote: None }
+    }
+
     /// Whom a request from this address is charged to when bounding what
     /// one requester may make a device send: on B/IP the IP address,
     /// whatever the port (a spoofed victim cannot be hit from many source
@@ -134,6 +144,11 @@ impl DeviceAddress {
     pub fn sc_vmac(&self) -> Option<[u8; 6]> {
         if let LinkAddress::Sc(v) = self.link { Some(v) } else { None }
     }
+
+    /// The MAC of an address made by [`DeviceAddress::ethernet`].
+    pub fn ethernet_mac(&self) -> Option<[u8; 6]> {
+        if let LinkAddress::Ethernet(m) = self.link { Some(m) } else { None }
+    }
 }
 
 impl From<SocketAddrV4> for DeviceAddress {
@@ -161,7 +176,7 @@ impl fmt::Display for DeviceAddress {
 /// Why an address did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], mstp:MAC, bip6:VMAC-HEX or sc:VMAC-HEX, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a, mstp:5, bip6:05ef89 or sc:02a1b2c3d4e5"
+    "invalid device address `{0}`: expected IP[:PORT][@NET:MAC-HEX], mstp:MAC, bip6:VMAC-HEX, sc:VMAC-HEX or eth:MAC-HEX, e.g. 127.0.0.1:47809, 10.0.0.5@2:0a, mstp:5, bip6:05ef89, sc:02a1b2c3d4e5 or eth:02a1b2c3d4e5"
 )]
 pub struct ParseAddressError(String);
 
@@ -170,7 +185,9 @@ impl FromStr for DeviceAddress {
     /// `IP`, `IP:PORT` (port 47808 by default), `mstp:MAC` (a station on
     /// the client's MS/TP port, MAC 0..=254) or `bip6:VMAC` (a station on
     /// the client's BACnet/IPv6 port, the VMAC in hex) or `sc:VMAC` (a node
-    /// on the client's BACnet/SC port, six octets in hex), optionally `@NET:MAC`
+    /// on the client's BACnet/SC port, six octets in hex) or `eth:MAC` (a
+    /// station on the client's Ethernet port, six octets in hex, with or
+    /// without colons), optionally `@NET:MAC`
     /// in hex for a device behind a router.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseAddressError(s.to_string());
@@ -187,6 +204,13 @@ impl FromStr for DeviceAddress {
             // Neither the broadcast VMAC nor the all-zero one names a node.
             match parse_hex(vmac).as_deref().map(<[u8; 6]>::try_from) {
                 Some(Ok(v)) if v != [0xFF; 6] && v != [0; 6] => LinkAddress::Sc(v),
+                _ => return Err(err()),
+            }
+        } else if let Some(mac) = link.strip_prefix("eth:") {
+            // The broadcast address names no station; a group address
+            // (first octet odd) is not a BACnet station's.
+            match parse_hex(&mac.replace(':', "")).as_deref().map(<[u8; 6]>::try_from) {
+                Some(Ok(m)) if m[0] & 1 == 0 && m != [0; 6] => LinkAddress::Ethernet(m),
                 _ => return Err(err()),
             }
         } else if let Some(mac) = link.strip_prefix("mstp:") {
@@ -276,6 +300,19 @@ mod tests {
             Some([2, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5])
         );
         for bad in ["sc:02a1b2c3d4", "sc:02a1b2c3d4e5f6", "sc:", "bip6:05ef", "sc:ffffffffffff", "sc:000000000000"] {
+            assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ethernet_addresses_parse_with_or_without_colons_and_print_back() {
+        let a: DeviceAddress = "eth:c2:a9:f4:04:1a:d8".parse().unwrap();
+        assert_eq!(a.ethernet_mac(), Some([0xc2, 0xa9, 0xf4, 0x04, 0x1a, 0xd8]));
+        assert_eq!(a.to_string(), "eth:c2a9f4041ad8");
+        assert_eq!(a.link.mac_octets(), vec![0xc2, 0xa9, 0xf4, 0x04, 0x1a, 0xd8]);
+        let routed: DeviceAddress = "eth:c2a9f4041ad8@5:0a".parse().unwrap();
+        assert_eq!(routed.to_string(), "eth:c2a9f4041ad8@5:0a");
+        for bad in ["eth:ffffffffffff", "eth:010000000001", "eth:000000000000", "eth:c2a9f4041a", "eth:", "eth:zz"] {
             assert!(bad.parse::<DeviceAddress>().is_err(), "{bad}");
         }
     }

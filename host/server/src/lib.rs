@@ -24,6 +24,7 @@ pub mod cov;
 pub mod device;
 pub mod dispatch;
 mod endpoint;
+mod ethernet;
 pub mod file_object;
 mod files;
 mod host_object;
@@ -50,10 +51,11 @@ pub use native::DeviceOnlyModel;
 pub use bacnet::router::RouterCounters;
 pub use bip6::{Bip6Port, bind_bip6, serve_bip6_on};
 pub use endpoint::{BipPort, bind, serve, serve_on};
+pub use ethernet::{EthernetPort, bind_ethernet, serve_ethernet_on};
 pub use mstp::{MstpPort, bind_mstp, serve_mstp, serve_mstp_on};
 pub use router_node::{
-    MAX_WIRE_ROUNDS, RouterBip6Port, RouterBipPort, RouterMstpPort, RouterNode, RouterScPort, VirtualNetwork,
-    serve_router, virtual_mac,
+    MAX_WIRE_ROUNDS, RouterBip6Port, RouterBipPort, RouterEthernetPort, RouterMstpPort, RouterNode, RouterScPort,
+    VirtualNetwork, serve_router, virtual_mac,
 };
 pub use sc::{ScPort, serve_sc_on};
 

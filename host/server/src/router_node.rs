@@ -1,4 +1,4 @@
-//! A router node: B/IP (and MS/TP, B/IPv6, BACnet/SC) ports joined by the core's router
+//! A router node: B/IP (and MS/TP, B/IPv6, BACnet/SC, Ethernet) ports joined by the core's router
 //! (`bacnet::router`), virtual networks of served devices behind it, and
 //! at most one served device directly on each B/IP port — all on one task,
 //! run to completion like a single device's station.
@@ -95,6 +95,16 @@ pub struct RouterBip6Port {
     pub routes: RoutingView,
 }
 
+/// A BACnet Ethernet port of the router (no device of the gateway's own on it).
+pub struct RouterEthernetPort {
+    /// The port, opened.
+    pub port: super::ethernet::EthernetPort,
+    /// The network number of the Ethernet network on it.
+    pub network: u16,
+    /// Where this port's routing table is published.
+    pub routes: RoutingView,
+}
+
 /// A BACnet/SC port of the router: a node on its hubs (no device of the
 /// gateway's own on it).
 pub struct RouterScPort {
@@ -126,6 +136,8 @@ pub struct RouterNode<M> {
     pub bip6_ports: Vec<RouterBip6Port>,
     /// Its BACnet/SC ports.
     pub sc_ports: Vec<RouterScPort>,
+    /// Its BACnet Ethernet ports.
+    pub ethernet_ports: Vec<RouterEthernetPort>,
     /// Its virtual networks.
     pub virtual_networks: Vec<VirtualNetwork<M>>,
     /// Where the router's counters are published for operators and tests.
@@ -307,6 +319,14 @@ struct Bip6Side {
     pending: Vec<(Option<[u8; 3]>, Vec<u8>)>,
 }
 
+/// A BACnet Ethernet port as the loop holds it.
+struct EthernetSide {
+    id: PortId,
+    handle: trellis_ethernet::EthernetHandle,
+    /// NPDUs to send at the end of the wake-up: to a MAC, or broadcast.
+    pending: Vec<(Option<[u8; 6]>, Vec<u8>)>,
+}
+
 /// A BACnet/SC port as the loop holds it.
 struct ScSide {
     id: PortId,
@@ -342,6 +362,7 @@ struct Node<M> {
     epoch: Instant,
     bip: Vec<BipSide<M>>,
     bip6: Vec<Bip6Side>,
+    ethernet: Vec<EthernetSide>,
     sc: Vec<ScSide>,
     mstp: Vec<MstpSide>,
     virtuals: Vec<VirtualSide<M>>,
@@ -423,6 +444,21 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         drivers6.push(driver);
         bip6.push(Bip6Side { id, handle, pending: Vec::new() });
     }
+    let mut ethernet = Vec::new();
+    let mut drivers_eth = Vec::new();
+    for p in node.ethernet_ports {
+        let broadcast = Mac::new(&trellis_ethernet::BROADCAST);
+        let id = plan.add(p.network, trellis_ethernet::MAX_NPDU, 6, broadcast, &p.routes)?;
+        let (handle, driver) = p.port.into_parts();
+        tracing::info!(
+            interface = handle.interface(),
+            mac = trellis_ethernet::format_mac(&handle.mac()),
+            network = p.network,
+            "router port: BACnet Ethernet"
+        );
+        drivers_eth.push(driver);
+        ethernet.push(EthernetSide { id, handle, pending: Vec::new() });
+    }
     let mut sc = Vec::new();
     for p in node.sc_ports {
         let id = plan.add(p.network, BIP_MAX_NPDU, 6, Mac::new(&bacnet::bvlc_sc::BROADCAST_VMAC), &p.routes)?;
@@ -455,6 +491,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
         epoch: Instant::now(),
         bip,
         bip6,
+        ethernet,
         sc,
         mstp,
         virtuals,
@@ -465,7 +502,7 @@ pub async fn serve_router<M: ObjectModel>(node: RouterNode<M>) -> anyhow::Result
     };
     node.router.announce();
     node.deliver(None);
-    node.run(drivers, drivers6).await
+    node.run(drivers, drivers6, drivers_eth).await
 }
 
 impl<M: ObjectModel> Node<M> {
@@ -477,6 +514,7 @@ impl<M: ObjectModel> Node<M> {
         &mut self,
         mut drivers: Vec<BipDriver>,
         mut drivers6: Vec<trellis_bip6::Bip6Driver>,
+        mut drivers_eth: Vec<trellis_ethernet::EthernetDriver>,
     ) -> anyhow::Result<()> {
         let wake = self.wire.wake.clone();
         let mut wire_frames = Vec::new();
@@ -490,6 +528,7 @@ impl<M: ObjectModel> Node<M> {
                 _ = wake.notified() => {}
                 _ = any_received(&mut self.mstp) => {}
                 _ = any_readable6(&drivers6) => {}
+                _ = any_readable_ethernet(&drivers_eth) => {}
                 _ = any_received_sc(&mut self.sc) => {}
                 _ = sleep_until(deadline) => {}
             }
@@ -516,6 +555,16 @@ impl<M: ObjectModel> Node<M> {
                     let now = self.now();
                     // No device of ours is on an IPv6 router port: only
                     // what is routed counts.
+                    let _ = self.router.handle_npdu_with(now, id, &n.source, n.npdu, &mut *self.policy);
+                    self.deliver(None);
+                });
+            }
+            for (i, driver) in drivers_eth.iter_mut().enumerate() {
+                let id = self.ethernet[i].id;
+                driver.drain(MAX_BATCH, |n| {
+                    let now = self.now();
+                    // No device of ours is on an Ethernet router port:
+                    // only what is routed counts.
                     let _ = self.router.handle_npdu_with(now, id, &n.source, n.npdu, &mut *self.policy);
                     self.deliver(None);
                 });
@@ -662,6 +711,15 @@ impl<M: ObjectModel> Node<M> {
                     },
                 };
                 side.pending.push((to, t.npdu));
+            } else if let Some(side) = self.ethernet.iter_mut().find(|b| b.id == t.port) {
+                let to = match t.to {
+                    LinkTarget::Broadcast => None,
+                    LinkTarget::Unicast(mac) => match mac.as_bytes().try_into() {
+                        Ok(mac) => Some(mac),
+                        Err(_) => continue,
+                    },
+                };
+                side.pending.push((to, t.npdu));
             } else if let Some(side) = self.sc.iter_mut().find(|b| b.id == t.port) {
                 let to = match t.to {
                     LinkTarget::Broadcast => bacnet::bvlc_sc::BROADCAST_VMAC,
@@ -746,6 +804,17 @@ impl<M: ObjectModel> Node<M> {
                 };
                 if let Err(e) = sent {
                     tracing::debug!(error = %e, "router: an NPDU for the BACnet/IPv6 port was not sent");
+                }
+            }
+        }
+        for side in &mut self.ethernet {
+            for (to, npdu) in side.pending.drain(..) {
+                let sent = match to {
+                    Some(mac) => side.handle.send_unicast(mac, &npdu).await,
+                    None => side.handle.send_broadcast(&npdu).await,
+                };
+                if let Err(e) = sent {
+                    tracing::debug!(error = %e, "router: an NPDU for the BACnet Ethernet port was not sent");
                 }
             }
         }
@@ -855,6 +924,22 @@ async fn any_received_sc(ports: &mut [ScSide]) {
 
 /// Wait until one of the IPv6 ports has a datagram.
 async fn any_readable6(drivers: &[trellis_bip6::Bip6Driver]) {
+    if drivers.is_empty() {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for d in drivers {
+            if d.poll_readable(cx).is_ready() {
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Wait until one of the Ethernet ports has a frame.
+async fn any_readable_ethernet(drivers: &[trellis_ethernet::EthernetDriver]) {
     if drivers.is_empty() {
         return std::future::pending().await;
     }

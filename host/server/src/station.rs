@@ -168,6 +168,7 @@ impl<L: Link> super::alarms::EventSink for LinkSink<L> {
             (LinkAddress::Mstp(_), [m]) if *m < 255 => LinkAddress::Mstp(*m),
             (LinkAddress::Bip6(_), [a, b, c]) => LinkAddress::Bip6([*a, *b, *c]),
             (LinkAddress::Sc(_), [a, b, c, d, e, f]) => LinkAddress::Sc([*a, *b, *c, *d, *e, *f]),
+            (LinkAddress::Ethernet(_), [a, b, c, d, e, f]) => LinkAddress::Ethernet([*a, *b, *c, *d, *e, *f]),
             _ => return None,
         };
         Some(DeviceAddress { link, remote: None })

@@ -118,6 +118,11 @@ pub struct GlobalArgs {
     /// FF05::BAC0 instead of the link-local FF02::BAC0 (Annex U.3).
     #[arg(long, global = true)]
     pub ipv6_site_group: bool,
+    /// Talk BACnet Ethernet (Clause 7) on this network interface instead of
+    /// BACnet/IP (a raw socket: needs CAP_NET_RAW); devices are then
+    /// addressed as eth:MAC.
+    #[arg(long, global = true, value_name = "INTERFACE")]
+    pub ethernet: Option<String>,
     /// Talk BACnet/SC (Annex AB) through this hub (`wss://HOST:PORT/`)
     /// instead of BACnet/IP; needs --cert, --key and --ca. Devices are then
     /// addressed as sc:VMAC.
@@ -424,6 +429,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| Failure { code: exit::OTHER, message: format!("--bbmd6 {bbmd}: {e}") })?;
         }
         client
+    } else if let Some(interface) = &g.ethernet {
+        Client::bind_ethernet(trellis_ethernet::EthernetConfig::new(interface), config.tsm)
+            .await
+            .map_err(|e| Failure { code: exit::OTHER, message: format!("--ethernet {interface}: {e}") })?
     } else if let Some(path) = &g.mstp {
         let mut port = trellis_mstp::MstpConfig::serial(path.clone(), g.mac, g.baud);
         port.node.max_master = g.max_master;

@@ -229,6 +229,17 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
             router_sc.insert(p.network, started);
         }
     }
+    // So do its Ethernet ports: their MAC addresses are the interfaces'.
+    let mut router_ethernet = std::collections::BTreeMap::new();
+    for p in router.iter().flat_map(|r| r.ports.iter()) {
+        if let Some(e) = &p.ethernet {
+            let _in_shard = shards.for_device(0).enter();
+            let port = crate::server::bind_ethernet(&trellis_ethernet::EthernetConfig::new(&e.interface))
+                .with_context(|| format!("router port (network {})", p.network))?;
+            routes.set_ethernet_mac(p.network, port.interface(), port.mac());
+            router_ethernet.insert(p.network, port);
+        }
+    }
     for (i, d) in config.devices.iter().enumerate() {
         let shard = if routed[i] {
             shards.for_device(0)
@@ -248,6 +259,13 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
             None
         } else {
             Some(match (&d.mstp, &d.bip6) {
+                _ if d.ethernet.is_some() => {
+                    let section = d.ethernet.as_ref().expect("checked just above");
+                    let _in_shard = shard.enter();
+                    let port = crate::server::bind_ethernet(&trellis_ethernet::EthernetConfig::new(&section.interface))
+                        .with_context(|| format!("device {}", i + 1))?;
+                    Port::Ethernet(port)
+                }
                 _ if d.sc.is_some() => {
                     let section = d.sc.as_ref().expect("checked just above");
                     let _in_shard = shard.enter();
@@ -296,6 +314,7 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
                 vec![network_port::ipv6(port.local_addr(), port.vmac(), group, bbmd)]
             }
             (Some(Port::Sc(sc)), _, _) => vec![network_port::sc(sc.view.clone())],
+            (Some(Port::Ethernet(port)), _, _) => vec![network_port::ethernet(1, port.interface(), port.mac())],
             (None, Some(net), _) => vec![network_port::virtual_station(net, d.instance.unwrap_or_default())],
             (None, None, Some(p)) => router.as_ref().map(|r| network_port::router(r, p, &routes)).unwrap_or_default(),
             (None, None, None) => Vec::new(),
@@ -341,6 +360,14 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
                     );
                     (Some((Port::Sc(sc), server)), on)
                 }
+                Some(Port::Ethernet(port)) => {
+                    let on = format!(
+                        "BACnet Ethernet {} (MAC {})",
+                        port.interface(),
+                        trellis_ethernet::format_mac(&port.mac())
+                    );
+                    (Some((Port::Ethernet(port), server)), on)
+                }
                 Some(Port::Bip6(port)) => {
                     let v = port.vmac();
                     let on = format!("BACnet/IPv6 {} (VMAC {:02x}{:02x}{:02x})", port.local_addr(), v[0], v[1], v[2]);
@@ -381,6 +408,9 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
                 Port::Bip(port) => shard.spawn(async move { serve_on(port, server).await }),
                 Port::Bip6(port) => shard.spawn(async move { crate::server::serve_bip6_on(port, server).await }),
                 Port::Sc(sc) => shard.spawn(async move { crate::server::serve_sc_on(sc.port, server).await }),
+                Port::Ethernet(port) => {
+                    shard.spawn(async move { crate::server::serve_ethernet_on(port, server).await })
+                }
             };
             tasks.spawn(async move { serving.await? });
         }
@@ -394,6 +424,7 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
         let mut mstp_ports = Vec::new();
         let mut bip6_ports = Vec::new();
         let mut sc_ports = Vec::new();
+        let mut ethernet_ports = Vec::new();
         for (p, device) in router.ports.iter().zip(port_devices) {
             if let Some(started) = router_sc.remove(&p.network) {
                 eprintln!(
@@ -410,6 +441,23 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
                     crate::http::PortCounters::None,
                 ));
                 sc_ports.push(crate::server::RouterScPort { port: started.port, network: p.network, routes });
+                continue;
+            }
+            if let Some(port) = router_ethernet.remove(&p.network) {
+                eprintln!(
+                    "trellis: router: network {} on BACnet Ethernet {} (MAC {})",
+                    p.network,
+                    port.interface(),
+                    trellis_ethernet::format_mac(&port.mac())
+                );
+                let routes = routes.for_network(p.network);
+                http_ports.push(router_port(
+                    "ethernet",
+                    format!("BACnet Ethernet {}", port.interface()),
+                    p.network,
+                    crate::http::PortCounters::Ethernet(port.stats()),
+                ));
+                ethernet_ports.push(crate::server::RouterEthernetPort { port, network: p.network, routes });
                 continue;
             }
             if let Some(b) = &p.bip6 {
@@ -497,6 +545,7 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
             mstp_ports,
             bip6_ports,
             sc_ports,
+            ethernet_ports,
             virtual_networks,
             counters: Default::default(),
             policy,
@@ -723,6 +772,7 @@ enum Port {
     Bip6(crate::server::Bip6Port),
     Mstp(Box<crate::server::MstpPort>),
     Sc(Box<crate::sc_port::StartedSc>),
+    Ethernet(crate::server::EthernetPort),
 }
 
 impl Port {
@@ -732,6 +782,7 @@ impl Port {
             Port::Bip6(_) => "bip6",
             Port::Mstp(_) => "mstp",
             Port::Sc(_) => "sc",
+            Port::Ethernet(_) => "ethernet",
         }
     }
 
@@ -742,6 +793,7 @@ impl Port {
             Port::Bip6(p) => crate::http::PortCounters::Bip6(p.stats()),
             Port::Mstp(p) => crate::http::PortCounters::Mstp(p.status_source()),
             Port::Sc(sc) => crate::http::PortCounters::Sc(sc.view.node.clone()),
+            Port::Ethernet(p) => crate::http::PortCounters::Ethernet(p.stats()),
         }
     }
 }

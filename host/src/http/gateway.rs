@@ -17,6 +17,8 @@ pub enum PortCounters {
     Bip(Arc<trellis_bip::DriverStats>),
     /// BACnet/IPv6.
     Bip6(Arc<trellis_bip6::Bip6Stats>),
+    /// BACnet Ethernet: frames in (NPDUs), out, malformed, not BACnet's.
+    Ethernet(Arc<trellis_ethernet::EthernetStats>),
     /// MS/TP: the node's state and counters.
     Mstp(trellis_mstp::MstpSender),
     /// BACnet/SC: the node's hub connection and counters.
@@ -53,6 +55,13 @@ impl PortEntry {
                 "datagrams_received": s.npdus.load(Relaxed),
                 "malformed": s.malformed.load(Relaxed),
                 "duplicate_vmac": s.duplicate_vmac.load(Relaxed),
+            }),
+            PortCounters::Ethernet(s) => json!({
+                "frames_received": s.npdus.load(Relaxed),
+                "frames_sent": s.sent.load(Relaxed),
+                "malformed": s.malformed.load(Relaxed),
+                "not_bacnet": s.not_bacnet.load(Relaxed),
+                "send_errors": s.send_errors.load(Relaxed),
             }),
             PortCounters::Mstp(sender) => {
                 let st = sender.status();

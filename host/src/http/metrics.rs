@@ -234,6 +234,7 @@ impl Scrape {
                 let (received, sent) = match &p.counters {
                     PortCounters::Bip(s) => (s.npdus.load(Relaxed), Some(s.sent.load(Relaxed))),
                     PortCounters::Bip6(s) => (s.npdus.load(Relaxed), None),
+                    PortCounters::Ethernet(s) => (s.npdus.load(Relaxed), Some(s.sent.load(Relaxed))),
                     _ => continue,
                 };
                 counter(&mut e, &vec![("port", p.name.as_str().into()), ("direction", "received".into())], received)?;
@@ -249,6 +250,7 @@ impl Scrape {
                 let v = match &p.counters {
                     PortCounters::Bip(s) => s.malformed.load(Relaxed),
                     PortCounters::Bip6(s) => s.malformed.load(Relaxed),
+                    PortCounters::Ethernet(s) => s.malformed.load(Relaxed),
                     _ => continue,
                 };
                 counter(&mut e, &vec![("port", p.name.as_str().into())], v)?;

@@ -14,6 +14,7 @@ mod cov;
 mod cov_multiple;
 mod create_objects;
 mod crowd;
+mod ethernet;
 mod examples;
 mod files;
 mod gateway;

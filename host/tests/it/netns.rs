@@ -28,14 +28,14 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// Network namespaces made for one test, deleted (with their veths) on drop.
-struct Namespaces {
+pub(crate) struct Namespaces {
     names: Vec<String>,
 }
 
 impl Namespaces {
     /// One namespace per tag, named after the test process, the test and
     /// the tag, each with `lo` up.
-    fn create(test: &str, tags: &[&str]) -> Namespaces {
+    pub(crate) fn create(test: &str, tags: &[&str]) -> Namespaces {
         let mut made = Namespaces { names: Vec::new() };
         for tag in tags {
             let name = format!("trellis-{}-{test}-{tag}", std::process::id());
@@ -47,12 +47,12 @@ impl Namespaces {
         made
     }
 
-    fn name(&self, tag: &str) -> &str {
+    pub(crate) fn name(&self, tag: &str) -> &str {
         self.names.iter().find(|n| n.ends_with(&format!("-{tag}"))).expect("a namespace of this test")
     }
 
     /// A veth pair: `left` in namespace `a`, `right` in namespace `b`, both up.
-    fn link(&self, (a, left): (&str, &str), (b, right): (&str, &str)) {
+    pub(crate) fn link(&self, (a, left): (&str, &str), (b, right): (&str, &str)) {
         let (na, nb) = (self.name(a), self.name(b));
         ip(&["link", "add", left, "netns", na, "type", "veth", "peer", "name", right, "netns", nb]);
         self.exec_ok(a, &["ip", "link", "set", left, "up"]);
@@ -60,7 +60,7 @@ impl Namespaces {
     }
 
     /// Add an address (IPv6 without duplicate address detection, usable at once).
-    fn address(&self, tag: &str, dev: &str, cidr: &str) {
+    pub(crate) fn address(&self, tag: &str, dev: &str, cidr: &str) {
         let mut args = vec!["ip", "addr", "add", cidr, "dev", dev];
         if cidr.contains(':') {
             args.push("nodad");
@@ -68,23 +68,23 @@ impl Namespaces {
         self.exec_ok(tag, &args);
     }
 
-    fn command(&self, tag: &str, program: &str) -> Command {
+    pub(crate) fn command(&self, tag: &str, program: &str) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", self.name(tag), program]);
         c
     }
 
-    fn exec(&self, tag: &str, argv: &[&str]) -> Output {
+    pub(crate) fn exec(&self, tag: &str, argv: &[&str]) -> Output {
         self.command(tag, argv[0]).args(&argv[1..]).stdin(Stdio::null()).output().expect("run ip netns exec")
     }
 
-    fn exec_ok(&self, tag: &str, argv: &[&str]) {
+    pub(crate) fn exec_ok(&self, tag: &str, argv: &[&str]) {
         let o = self.exec(tag, argv);
         assert!(o.status.success(), "{argv:?} in {tag}: {}", String::from_utf8_lossy(&o.stderr));
     }
 
     /// `trellis ARGS` (the CLI) inside namespace `tag`: stdout and stderr together.
-    fn trellis(&self, tag: &str, args: &[&str]) -> (bool, String) {
+    pub(crate) fn trellis(&self, tag: &str, args: &[&str]) -> (bool, String) {
         let o = self.command(tag, env!("CARGO_BIN_EXE_trellis")).args(args).stdin(Stdio::null()).output().unwrap();
         (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
     }
@@ -109,7 +109,7 @@ fn ip(args: &[&str]) {
 
 /// A process in a namespace, killed on drop (by PID: `ip netns exec`
 /// execs it).
-struct InNamespace(Child);
+pub(crate) struct InNamespace(Child);
 
 impl Drop for InNamespace {
     fn drop(&mut self) {
@@ -120,7 +120,7 @@ impl Drop for InNamespace {
 
 /// A peer's server script (`host/tests/peers/SCRIPT`) inside a namespace,
 /// ready once it says READY (within 60 s).
-fn peer_in(ns: &Namespaces, tag: &str, script: &str, args: &[&str]) -> InNamespace {
+pub(crate) fn peer_in(ns: &Namespaces, tag: &str, script: &str, args: &[&str]) -> InNamespace {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(script);
     let python = crate::peers::python();
     let mut child = ns
@@ -147,7 +147,7 @@ fn peer_in(ns: &Namespaces, tag: &str, script: &str, args: &[&str]) -> InNamespa
 }
 
 /// tshark capturing on `dev` inside namespace `tag`.
-fn capture(ns: &Namespaces, tag: &str, dev: &str, pcap: &Path) -> Capture {
+pub(crate) fn capture(ns: &Namespaces, tag: &str, dev: &str, pcap: &Path) -> Capture {
     Capture::with(ns.command(tag, "tshark"), dev, "udp", pcap)
 }
 

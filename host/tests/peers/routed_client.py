@@ -25,7 +25,8 @@ status 0 when every step succeeded, 1 otherwise, 2 on bad arguments.
   read-back. (rusty's ``subscribe_cov`` takes only an ``ip:port`` address,
   so it cannot subscribe to a device behind a router.)
 
-A device's MAC on the virtual network is its instance in three octets.
+A device's MAC on the virtual network is its instance in three octets;
+on another network (Ethernet: the interface's six octets) ``--macs`` gives them.
 
     .venv-peers/bin/python host/tests/peers/routed_client.py --stack bacpypes3 \
         --router 127.0.0.1:47808 --network 1001 --devices 1001,1002 --local 127.0.0.3:47950
@@ -86,7 +87,8 @@ async def with_bacpypes3(args: argparse.Namespace, steps: Steps) -> None:
     app = Application.from_args(parsed)
     try:
         devices = [int(d) for d in args.devices.split(",")]
-        addresses = {d: Address(f"{args.network}:{mac_hex(d)}@{args.router}") for d in devices}
+        macs = ["0x" + m for m in args.macs.split(",")] if args.macs else [mac_hex(d) for d in devices]
+        addresses = {d: Address(f"{args.network}:{mac}@{args.router}") for d, mac in zip(devices, macs)}
         for d in devices:
             value = await steps.run(
                 f"read-device-{d}",
@@ -215,6 +217,11 @@ def main() -> int:
     p.add_argument("--network", type=int, required=True, help="the devices' network number")
     p.add_argument("--devices", required=True, help="device instances, comma-separated (at least two)")
     p.add_argument("--local", required=True, help="the client's own IP:PORT (rusty: the router's port)")
+    p.add_argument(
+        "--macs",
+        help="the devices' MACs on their network in hex, comma-separated, in --devices order "
+        "(default: each instance in three octets, a virtual network's MAC)",
+    )
     args = p.parse_args()
     if len(args.devices.split(",")) < 2:
         p.error("--devices needs at least two instances")

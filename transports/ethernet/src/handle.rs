@@ -17,7 +17,12 @@ pub struct EthernetHandle {
 }
 
 impl EthernetHandle {
-    pub(crate) fn new(socket: Arc<AsyncFd<PacketSocket>>, mac: Mac, interface: String, stats: Arc<EthernetStats>) -> Self {
+    pub(crate) fn new(
+        socket: Arc<AsyncFd<PacketSocket>>,
+        mac: Mac,
+        interface: String,
+        stats: Arc<EthernetStats>,
+    ) -> Self {
         EthernetHandle { socket, mac, interface: interface.into(), stats }
     }
 

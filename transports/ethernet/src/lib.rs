@@ -48,9 +48,8 @@ impl EthernetConfig {
 /// Open the port: a raw socket on the configured interface, registered
 /// with the current tokio runtime.
 pub fn bind(config: &EthernetConfig) -> std::io::Result<(EthernetHandle, EthernetDriver)> {
-    let socket = os::PacketSocket::open(&config.interface).map_err(|e| {
-        std::io::Error::new(e.kind(), format!("BACnet Ethernet on {:?}: {e}", config.interface))
-    })?;
+    let socket = os::PacketSocket::open(&config.interface)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("BACnet Ethernet on {:?}: {e}", config.interface)))?;
     let mac = socket.mac;
     let socket = Arc::new(socket.register()?);
     let stats: Arc<EthernetStats> = Arc::default();

@@ -88,9 +88,8 @@ impl PacketSocket {
         // The kernel says which hardware address the bound interface has.
         let mut length = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
         // SAFETY: `address` is writable for `length` octets; the kernel writes at most that.
-        let rc = unsafe {
-            libc::getsockname(fd.as_raw_fd(), (&raw mut address).cast::<libc::sockaddr>(), &raw mut length)
-        };
+        let rc =
+            unsafe { libc::getsockname(fd.as_raw_fd(), (&raw mut address).cast::<libc::sockaddr>(), &raw mut length) };
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }

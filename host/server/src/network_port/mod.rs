@@ -3,7 +3,7 @@
 //! knows nothing of ports). A device claiming Protocol_Revision 22 must
 //! have them.
 //!
-//! What each port says: its Network_Type (IPv4, MS/TP, virtual), the
+//! What each port says: its Network_Type (IPv4, IPv6, MS/TP, BACnet/SC, Ethernet, virtual), the
 //! network number and how it is known, its MAC address, the datalink's
 //! own properties (B/IP address, mask and UDP port; B/IPv6 mode, address,
 //! prefix length, UDP port and multicast group; MS/TP Max_Master and
@@ -26,6 +26,7 @@ mod sc;
 pub use sc::ScView;
 
 /// BACnetNetworkType (Clause 21).
+const NETWORK_TYPE_ETHERNET: u32 = 0;
 const NETWORK_TYPE_MSTP: u32 = 2;
 const NETWORK_TYPE_IPV4: u32 = 5;
 const NETWORK_TYPE_VIRTUAL: u32 = 7;
@@ -74,6 +75,11 @@ pub enum PortKind {
     },
     /// BACnet/SC (Annex AB): a node on its hubs.
     Sc(Box<ScView>),
+    /// BACnet Ethernet (Clause 7).
+    Ethernet {
+        /// The interface's MAC address (the port's MAC_Address).
+        mac: [u8; 6],
+    },
     /// A virtual network behind the gateway's router.
     Virtual {
         /// The station's MAC on it (empty for the router's own side).
@@ -184,7 +190,7 @@ impl NetworkPort {
                 P::BACNET_IPV6_UDP_PORT,
                 P::BACNET_IPV6_MULTICAST_ADDRESS,
             ]),
-            PortKind::Virtual { .. } => {}
+            PortKind::Virtual { .. } | PortKind::Ethernet { .. } => {}
         }
         if self.routes.is_some() {
             list.push(P::ROUTING_TABLE);
@@ -224,6 +230,7 @@ impl NetworkPort {
                 PortKind::Virtual { .. } => NETWORK_TYPE_VIRTUAL,
                 PortKind::Ipv6 { .. } => NETWORK_TYPE_IPV6,
                 PortKind::Sc(_) => sc::NETWORK_TYPE_SECURE_CONNECT,
+                PortKind::Ethernet { .. } => NETWORK_TYPE_ETHERNET,
             })
             .into(),
             P::PROTOCOL_LEVEL => Value::Enumerated(PROTOCOL_LEVEL_APPLICATION).into(),
@@ -251,6 +258,7 @@ impl NetworkPort {
                 PortKind::Virtual { mac } => mac.clone(),
                 PortKind::Ipv6 { vmac, .. } => vmac.to_vec(),
                 PortKind::Sc(view) => view.vmac(),
+                PortKind::Ethernet { mac } => mac.to_vec(),
             })
             .into(),
             P::BACNET_IP_MODE => {
