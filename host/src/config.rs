@@ -627,6 +627,92 @@ pub struct MstpSection {
     /// Max_Info_Frames (default 1).
     #[serde(default = "default_max_info_frames")]
     pub max_info_frames: u8,
+    /// RS-485 direction control (default: the adapter switches itself).
+    pub rs485: Option<Rs485Section>,
+}
+
+/// `rs485 = { mode = … }` in an `mstp = { … }`: who switches the
+/// transceiver's driver (`docs/rs485.md`).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(tag = "mode", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Rs485Section {
+    /// The adapter switches by itself (USB RS-485 adapters).
+    Adapter,
+    /// The UART driver's RS-485 mode (TIOCSRS485): RTS drives DE.
+    Kernel {
+        /// RTS high while sending (default true; false: low while sending).
+        #[serde(default = "default_true")]
+        rts_on_send: bool,
+        /// Milliseconds DE is up before the first bit (default 0).
+        #[serde(default)]
+        delay_before_send_ms: u32,
+        /// Milliseconds DE stays up after the last bit (default 0): must
+        /// end before the other stations answer (40 bit times).
+        #[serde(default)]
+        delay_after_send_ms: u32,
+    },
+    /// A GPIO line drives DE (character-device GPIO interface, v2).
+    Gpio {
+        /// The chip's device, e.g. `/dev/gpiochip0`.
+        chip: PathBuf,
+        /// The line's offset on the chip.
+        line: u32,
+        /// DE is asserted low (default false).
+        #[serde(default)]
+        active_low: bool,
+    },
+}
+
+/// The most a driver may be enabled before the first bit: with Tturnaround,
+/// under the 15 ms a station has to use the token (Tusage_delay), so the
+/// station before it never takes it for dead.
+const MAX_RS485_DELAY_BEFORE_MS: u32 = 10;
+
+impl Rs485Section {
+    /// The settings fit MS/TP's timing at `baud`.
+    pub fn validate(&self, baud: u32) -> anyhow::Result<()> {
+        let Rs485Section::Kernel { delay_before_send_ms, delay_after_send_ms, .. } = self else {
+            if let Rs485Section::Gpio { chip, .. } = self {
+                anyhow::ensure!(chip.is_absolute(), "mstp.rs485.chip must be a device path such as /dev/gpiochip0");
+            }
+            return Ok(());
+        };
+        anyhow::ensure!(
+            *delay_before_send_ms <= MAX_RS485_DELAY_BEFORE_MS,
+            "mstp.rs485.delay_before_send_ms = {delay_before_send_ms} delays every frame, the token's use included: \
+             at most {MAX_RS485_DELAY_BEFORE_MS} ms keeps it inside Tusage_delay (15 ms)"
+        );
+        // Another station may start 40 bit times after our last stop bit.
+        let turnaround_us = 40_000_000 / u64::from(baud.max(1));
+        anyhow::ensure!(
+            u64::from(*delay_after_send_ms) * 1000 < turnaround_us,
+            "mstp.rs485.delay_after_send_ms = {delay_after_send_ms} holds the bus after each frame longer than the \
+             {turnaround_us} µs (40 bit times at {baud} baud) after which other stations may answer: their answers \
+             would collide with our driver; use 0 (the driver drops RTS once the last bit has left)"
+        );
+        Ok(())
+    }
+
+    /// As the MS/TP crate takes it.
+    pub fn direction(&self) -> trellis_mstp::DirectionControl {
+        match self {
+            Rs485Section::Adapter => trellis_mstp::DirectionControl::Adapter,
+            Rs485Section::Kernel { rts_on_send, delay_before_send_ms, delay_after_send_ms } => {
+                trellis_mstp::DirectionControl::Kernel(trellis_mstp::KernelRs485 {
+                    rts_on_send: *rts_on_send,
+                    delay_before_send_ms: *delay_before_send_ms,
+                    delay_after_send_ms: *delay_after_send_ms,
+                })
+            }
+            Rs485Section::Gpio { chip, line, active_low } => {
+                trellis_mstp::DirectionControl::Gpio(trellis_mstp::GpioDriverEnable {
+                    chip: chip.clone(),
+                    line: *line,
+                    active_low: *active_low,
+                })
+            }
+        }
+    }
 }
 
 impl MstpSection {
@@ -645,6 +731,9 @@ impl MstpSection {
             (9_600..=4_000_000).contains(&m.baud),
             "mstp.baud must be 9600..=4000000 (MS/TP: 9600 to 115200)"
         );
+        if let Some(r) = &m.rs485 {
+            r.validate(m.baud)?;
+        }
         Ok(())
     }
 
@@ -655,6 +744,9 @@ impl MstpSection {
         c.node.max_master = self.max_master;
         c.node.max_info_frames = self.max_info_frames;
         c.node.slave = self.slave;
+        if let (Some(r), trellis_mstp::PortConfig::Serial { direction, .. }) = (&self.rs485, &mut c.port) {
+            *direction = r.direction();
+        }
         c
     }
 }
@@ -1161,6 +1253,50 @@ mod tests {
         let e = Config::parse("[[device]]\ninstance = 4194303\n").unwrap_err().to_string();
         assert!(e.contains("instance"), "{e}");
         assert!(Config::parse("device = []\n").is_err());
+    }
+
+    #[test]
+    fn rs485_direction_control_parses_and_its_timing_is_checked_against_the_baud() {
+        let port = |rs485: &str, baud: u32| {
+            let text =
+                format!("[[device]]\nmstp = {{ device = \"/dev/ttyS1\", mac = 3, baud = {baud}, rs485 = {rs485} }}\n");
+            Config::parse(&text).map(|c| c.devices[0].mstp.as_ref().unwrap().port_config().port)
+        };
+        let direction = |p: trellis_mstp::PortConfig| match p {
+            trellis_mstp::PortConfig::Serial { direction, .. } => direction,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            direction(port("{ mode = \"kernel\", delay_before_send_ms = 1 }", 38400).unwrap()),
+            trellis_mstp::DirectionControl::Kernel(trellis_mstp::KernelRs485 {
+                rts_on_send: true,
+                delay_before_send_ms: 1,
+                delay_after_send_ms: 0
+            })
+        );
+        assert_eq!(
+            direction(
+                port("{ mode = \"gpio\", chip = \"/dev/gpiochip0\", line = 17, active_low = true }", 38400).unwrap()
+            ),
+            trellis_mstp::DirectionControl::Gpio(trellis_mstp::GpioDriverEnable {
+                chip: "/dev/gpiochip0".into(),
+                line: 17,
+                active_low: true
+            })
+        );
+        assert_eq!(direction(port("{ mode = \"adapter\" }", 38400).unwrap()), trellis_mstp::DirectionControl::Adapter);
+        // 1 ms after the last bit is inside 40 bit times at 38,400 baud (1,041 µs), not at 57,600 (694 µs).
+        assert!(port("{ mode = \"kernel\", delay_after_send_ms = 1 }", 38400).is_ok());
+        let e = port("{ mode = \"kernel\", delay_after_send_ms = 1 }", 57600).unwrap_err().to_string();
+        assert!(e.contains("694 µs") && e.contains("collide"), "{e}");
+        let e = port("{ mode = \"kernel\", delay_before_send_ms = 11 }", 38400).unwrap_err().to_string();
+        assert!(e.contains("delay_before_send_ms = 11"), "{e}");
+        let e = port("{ mode = \"gpio\", chip = \"gpiochip0\", line = 1 }", 38400).unwrap_err().to_string();
+        assert!(e.contains("/dev/gpiochip0"), "{e}");
+        let e = port("{ mode = \"magic\" }", 38400).unwrap_err().to_string();
+        assert!(e.contains("magic"), "{e}");
+        let e = port("{ mode = \"kernel\", line = 3 }", 38400).unwrap_err().to_string();
+        assert!(e.contains("line"), "{e}");
     }
 
     #[test]

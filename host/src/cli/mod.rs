@@ -436,9 +436,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     } else if let Some(path) = &g.mstp {
         let mut port = trellis_mstp::MstpConfig::serial(path.clone(), g.mac, g.baud);
         port.node.max_master = g.max_master;
-        Client::bind_mstp(port, config.tsm)
-            .await
-            .map_err(|e| Failure { code: exit::OTHER, message: format!("--mstp {path}: {e}") })?
+        Client::bind_mstp(port, config.tsm).await.map_err(|e| Failure {
+            code: exit::OTHER,
+            message: format!("--mstp {path}: {:#}", anyhow::Error::from(e)),
+        })?
     } else {
         match Client::bind(config).await {
             Ok(c) => c,

@@ -645,3 +645,34 @@ async fn stations_in_separate_processes_talk_over_the_paced_pty_line() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// `examples/mstp-rs485.toml` on a pseudo-terminal: the kernel's RS-485
+/// mode is asked of the serial driver before anything is served, and a
+/// driver without it (a pty has none) stops the gateway with an error that
+/// names the port and says why, instead of a gateway that would hold the
+/// bus or never be heard.
+#[test]
+fn the_rs485_example_refuses_a_serial_port_without_rs485_mode_and_says_so() {
+    let pty = PtyPair::start("rs485");
+    let scratch = crate::scratch::Scratch::new("mstp", "rs485");
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mstp-rs485.toml")).unwrap();
+    assert!(example.contains("\"/dev/ttyS1\""));
+    let config = scratch.path("mstp-rs485.toml");
+    std::fs::write(&config, example.replace("\"/dev/ttyS1\"", &format!("\"{}\"", pty.a()))).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["run", "--config", config.to_str().unwrap()])
+        .env("XDG_CACHE_HOME", &scratch.0)
+        .env("TRELLIS_ADMIN_SOCKET", crate::gateway::Gateway::socket_in(&scratch.0))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "it must not serve:\n{log}");
+    assert!(
+        log.contains(pty.a())
+            && log.contains("kernel RS-485 mode (TIOCSRS485) refused")
+            && log.contains("no RS-485 mode"),
+        "the error names the port and the reason:\n{log}"
+    );
+}

@@ -19,6 +19,8 @@ pub enum PortConfig {
     Serial {
         /// The device path.
         path: String,
+        /// Who switches the RS-485 transceiver's driver.
+        direction: crate::DirectionControl,
     },
     /// A station on a simulated line in real time.
     Sim(Line),
@@ -63,7 +65,11 @@ impl MstpConfig {
     pub fn serial(path: impl Into<String>, mac: u8, baud: u32) -> MstpConfig {
         let mut node = MasterConfig::new(mac, baud);
         node.receive.t_frame_abort = SERIAL_T_FRAME_ABORT;
-        MstpConfig { port: PortConfig::Serial { path: path.into() }, node, options: DriverOptions::default() }
+        MstpConfig {
+            port: PortConfig::Serial { path: path.into(), direction: crate::DirectionControl::Adapter },
+            node,
+            options: DriverOptions::default(),
+        }
     }
 
     /// Station `mac` on a simulated line (at its baud), with the core's
@@ -84,7 +90,7 @@ pub enum BindError {
     #[error("MS/TP settings: {0}")]
     Config(#[from] ConfigError),
     /// The serial device could not be opened.
-    #[error("cannot open serial port {path}: {source}")]
+    #[error("cannot open serial port {path}")]
     Open {
         /// The device path.
         path: String,
@@ -93,7 +99,7 @@ pub enum BindError {
         source: serialport::Error,
     },
     /// Setting up the port failed.
-    #[error("cannot set up MS/TP port {port}: {source}")]
+    #[error("cannot set up MS/TP port {port}")]
     Io {
         /// The port.
         port: String,

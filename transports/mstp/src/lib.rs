@@ -17,7 +17,9 @@
 //! spins the last [`DriverOptions::spin`] so that frames start on time to
 //! a few µs; it asks for SCHED_FIFO and says in the log whether it got it.
 //!
-//! Ports: [`SerialLine`] (the `serialport` crate, 8N1) and
+//! Ports: [`SerialLine`] (the `serialport` crate, 8N1, RS-485 direction
+//! control by the adapter, the kernel's RS-485 mode or a GPIO line:
+//! [`DirectionControl`]) and
 //! [`sim::SimPort`], a station on a [`sim::Line`], which also runs in
 //! virtual time ([`sim::Simulation`]). Like every transport, this crate
 //! knows only its datalink: it never decodes an NPDU.
@@ -26,6 +28,8 @@
 //! sender) ends [`MstpDriver::run`], which returns a [`DriverReport`].
 
 mod config;
+#[cfg(unix)]
+mod direction;
 mod driver;
 mod engine;
 mod handle;
@@ -37,6 +41,8 @@ mod serial;
 pub mod sim;
 
 pub use config::{BindError, DriverOptions, MstpConfig, PortConfig, SERIAL_T_FRAME_ABORT};
+#[cfg(unix)]
+pub use direction::{DirectionControl, GpioDriverEnable, KernelRs485};
 pub use driver::{DriverReport, MstpDriver};
 pub use handle::{DriverCounters, MstpHandle, MstpSender, PortStatus, Received, SendError};
 pub use port::{Port, Rx, RxOctet, Waker};
@@ -50,11 +56,11 @@ pub fn bind(config: MstpConfig) -> Result<(MstpHandle, MstpDriver), BindError> {
     let MstpConfig { port, node, options } = config;
     let port: Box<dyn Port> = match port {
         #[cfg(unix)]
-        PortConfig::Serial { path } => {
-            Box::new(SerialLine::open(&path, node.baud).map_err(|source| BindError::Open { path, source })?)
-        }
+        PortConfig::Serial { path, direction } => Box::new(
+            SerialLine::open_with(&path, node.baud, &direction).map_err(|source| BindError::Open { path, source })?,
+        ),
         #[cfg(not(unix))]
-        PortConfig::Serial { path } => {
+        PortConfig::Serial { path, .. } => {
             return Err(BindError::Io {
                 port: path,
                 source: std::io::Error::new(std::io::ErrorKind::Unsupported, "serial ports need a Unix OS here"),

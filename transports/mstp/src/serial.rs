@@ -1,8 +1,10 @@
 //! A real serial port (`serialport` crate): 8 data bits, no parity, one
 //! stop bit, no flow control. RS-485 direction control is the adapter's
-//! (USB adapters switch the driver themselves); the port must not echo our
-//! own transmissions back (the adapter's receiver disabled while driving).
+//! (USB adapters switch the driver themselves), the kernel's RS-485 mode or
+//! a GPIO line ([`DirectionControl`]); the port must not echo our own
+//! transmissions back (the receiver disabled while driving).
 
+use crate::direction::{Direction, DirectionControl};
 use crate::os::{self, Readiness};
 use crate::port::{Port, Rx, RxOctet, Waker};
 use bacnet::mstp::Micros;
@@ -29,6 +31,7 @@ pub struct SerialLine {
     wake_rx: UnixStream,
     wake_tx: Arc<UnixStream>,
     buf: Vec<u8>,
+    direction: Direction,
 }
 
 impl SerialLine {
@@ -36,6 +39,13 @@ impl SerialLine {
     /// that waited in its input buffer from before are discarded (stale
     /// frames must not be taken for the line's current state).
     pub fn open(path: &str, baud: u32) -> Result<SerialLine, serialport::Error> {
+        Self::open_with(path, baud, &DirectionControl::Adapter)
+    }
+
+    /// [`SerialLine::open`] with RS-485 direction control set up as
+    /// `direction` says (kernel mode asked of the driver and read back, or
+    /// the GPIO line requested); a port that cannot do it is not opened.
+    pub fn open_with(path: &str, baud: u32, direction: &DirectionControl) -> Result<SerialLine, serialport::Error> {
         if !STANDARD_BAUD_RATES.contains(&baud) {
             tracing::warn!(path, baud, "not one of Clause 9's baud rates (9600, 19200, 38400, 57600, 76800, 115200)");
         }
@@ -47,7 +57,9 @@ impl SerialLine {
             .timeout(WRITE_TIMEOUT)
             .open_native()?;
         tty.clear(serialport::ClearBuffer::Input)?;
-        Ok(SerialLine::from_tty(tty, path)?)
+        let mut line = SerialLine::from_tty(tty, path)?;
+        line.direction = Direction::set_up(direction, line.tty.as_raw_fd(), path, Box::new(crate::direction::Linux))?;
+        Ok(line)
     }
 
     /// Use a terminal opened elsewhere (a pseudo-terminal from
@@ -64,6 +76,7 @@ impl SerialLine {
             wake_rx,
             wake_tx: Arc::new(wake_tx),
             buf: vec![0; 4096],
+            direction: Direction::Passive,
         })
     }
 
@@ -110,7 +123,9 @@ impl Port for SerialLine {
     }
 
     fn write(&mut self, _now: Micros, frame: &[u8]) -> io::Result<()> {
-        self.tty.write_all(frame)
+        let fd = self.tty.as_raw_fd();
+        let tty = &mut self.tty;
+        self.direction.around_write(fd, frame, |f| tty.write_all(f))
     }
 
     fn wait(&mut self, until: Instant, spin: Duration) -> io::Result<()> {

@@ -115,6 +115,11 @@ struct Flight {
     station: usize,
     start: Micros,
     end: Micros,
+    /// When the station's driver was enabled and released: around its
+    /// bits by its [`DriverTiming`]; another station's bits in between
+    /// collide with it.
+    drive_from: Micros,
+    drive_to: Micros,
     sent: Vec<u8>,
     line: Vec<OnLine>,
     collided: bool,
@@ -134,9 +139,24 @@ pub(super) struct Pending {
 pub(super) struct Slot {
     pub(super) attached: bool,
     pub(super) queue: VecDeque<Pending>,
-    /// The end of this station's last transmission.
+    /// The end of this station's last transmission (its driver released).
     tx_free_at: Micros,
     pub(super) woken: bool,
+    driver: DriverTiming,
+}
+
+/// How a station's RS-485 driver is switched around its frames: enabled
+/// `enable` µs before the first bit and released `release` µs after the
+/// last. Zero both (the default) is an adapter that switches with the bits;
+/// the kernel's RS-485 delays, or a GPIO's ioctl and `tcdrain` latency,
+/// are what a real port adds. While enabled the driver holds the line: a
+/// frame from another station in that time collides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DriverTiming {
+    /// Driver enabled this long before the first start bit, µs.
+    pub enable: Micros,
+    /// Driver held this long after the last stop bit, µs.
+    pub release: Micros,
 }
 
 pub(super) struct State {
@@ -268,9 +288,14 @@ impl Line {
 
     /// A new station on the line.
     pub fn attach(&self) -> SimPort {
+        self.attach_with(DriverTiming::default())
+    }
+
+    /// A new station whose driver is switched with `driver`'s timing.
+    pub fn attach_with(&self, driver: DriverTiming) -> SimPort {
         let mut st = self.lock();
         let now = self.now_locked(&st);
-        st.slots.push(Slot { attached: true, tx_free_at: now, ..Slot::default() });
+        st.slots.push(Slot { attached: true, tx_free_at: now, driver, ..Slot::default() });
         SimPort::new(self.clone(), st.slots.len() - 1)
     }
 
@@ -376,20 +401,24 @@ impl State {
     }
 
     /// `station` drives the line from `now` (or the end of its previous
-    /// frame) with `frame`.
+    /// frame) with `frame`: its driver enabled first, its bits after the
+    /// driver's enable time, the driver released after their end.
     pub(super) fn transmit(&mut self, station: usize, now: Micros, frame: &[u8]) {
         let n = frame.len();
         if n == 0 {
             return;
         }
-        let start = now.max(self.slots[station].tx_free_at);
+        let driver = self.slots[station].driver;
+        let drive_from = now.max(self.slots[station].tx_free_at);
+        let start = drive_from + driver.enable;
         let end = self.octet_end(start, n - 1);
-        self.slots[station].tx_free_at = end;
+        let drive_to = end + driver.release;
+        self.slots[station].tx_free_at = drive_to;
         self.stats.transmissions += 1;
         self.stats.octets += n as u64;
-        let from = start.max(self.busy_until);
-        self.stats.busy += end.saturating_sub(from);
-        self.busy_until = self.busy_until.max(end);
+        let from = drive_from.max(self.busy_until);
+        self.stats.busy += drive_to.saturating_sub(from);
+        self.busy_until = self.busy_until.max(drive_to);
 
         let mut line = Vec::with_capacity(n);
         for &octet in frame {
@@ -405,19 +434,20 @@ impl State {
             }
         }
 
-        // Collisions: whatever overlaps in time is garbled on both sides.
+        // Collisions: two drivers enabled at once garble whatever bits of
+        // either fall in the other's driving time.
         let mut collided = false;
         for i in 0..self.flights.len() {
-            let (f_start, f_end, f_len, f_seq) = {
+            let (f_start, f_len, f_seq, f_from, f_to) = {
                 let f = &self.flights[i];
-                (f.start, f.end, f.sent.len(), f.seq)
+                (f.start, f.sent.len(), f.seq, f.drive_from, f.drive_to)
             };
-            if f_end <= start || f_start >= end {
+            if f_to <= drive_from || f_from >= drive_to {
                 continue;
             }
             collided = true;
             self.stats.collisions += 1;
-            let theirs = self.overlapping(f_start, f_len, start, end);
+            let theirs = self.overlapping(f_start, f_len, drive_from, drive_to);
             for k in theirs.clone() {
                 if self.flights[i].line[k] != OnLine::Garbled {
                     self.flights[i].line[k] = OnLine::Garbled;
@@ -430,7 +460,7 @@ impl State {
                     p.rx = Rx::Error;
                 }
             }
-            for k in self.overlapping(start, n, f_start, f_end) {
+            for k in self.overlapping(start, n, f_from, f_to) {
                 if line[k] != OnLine::Garbled {
                     line[k] = OnLine::Garbled;
                     self.stats.garbled += 1;
@@ -464,13 +494,23 @@ impl State {
                 slot.queue.push_back(Pending { at, seq, index: k as u32, rx, last: j + 1 == arrivals.len() });
             }
         }
-        self.flights.push_back(Flight { seq, station, start, end, sent: frame.to_vec(), line, collided });
+        self.flights.push_back(Flight {
+            seq,
+            station,
+            start,
+            end,
+            drive_from,
+            drive_to,
+            sent: frame.to_vec(),
+            line,
+            collided,
+        });
     }
 
     /// Log (and capture) the transmissions that ended by `now`: nothing
     /// starting from now on can collide with them.
     pub(super) fn retire(&mut self, now: Micros) {
-        while self.flights.front().is_some_and(|f| f.end <= now) {
+        while self.flights.front().is_some_and(|f| f.drive_to <= now) {
             let Some(f) = self.flights.pop_front() else { break };
             let heard: Vec<u8> =
                 f.line.iter().filter_map(|o| if let OnLine::Octet(v) = o { Some(*v) } else { None }).collect();

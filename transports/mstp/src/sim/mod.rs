@@ -11,6 +11,11 @@
 //!   of either that overlaps the other in time arrives as a UART error
 //!   ([`crate::Rx::Error`], the node's `handle_receive_error`) and both
 //!   frames are marked in the log; [`LineStats::collisions`] counts them.
+//! - **Driver enable** ([`DriverTiming`], [`Line::attach_with`]): a
+//!   station's RS-485 driver switched on before its first bit and off after
+//!   its last, as a port's direction control does; its frames start that
+//!   much later and it holds the line that much longer (another station's
+//!   bits in that time collide).
 //! - **Noise** ([`Noise`]): an octet loses a bit (one flipped) or is lost
 //!   altogether, each with a probability, from a seeded generator.
 //! - **Log and capture**: once a frame has left the line it goes to the log
@@ -52,7 +57,7 @@ mod pty;
 mod simulation;
 pub mod timing;
 
-pub use line::{Line, LineConfig, LineFrame, LineStats, Noise};
+pub use line::{DriverTiming, Line, LineConfig, LineFrame, LineStats, Noise};
 pub use port::SimPort;
 #[cfg(unix)]
 pub use pty::{PtyLine, PtyLineStats};

@@ -49,10 +49,20 @@ impl Simulation {
     /// A master node powered on now. Its index is the station index in the
     /// line's log.
     pub fn add_station(&mut self, node: MasterConfig) -> Result<MstpHandle, BindError> {
+        self.add_station_with(node, super::DriverTiming::default())
+    }
+
+    /// [`Simulation::add_station`] with the station's RS-485 driver
+    /// switched with `driver`'s timing.
+    pub fn add_station_with(
+        &mut self,
+        node: MasterConfig,
+        driver: super::DriverTiming,
+    ) -> Result<MstpHandle, BindError> {
         if node.baud != self.line.baud() {
             return Err(BindError::BaudMismatch { line: self.line.baud(), node: node.baud });
         }
-        let port = self.line.attach();
+        let port = self.line.attach_with(driver);
         let (handle, engine) = engine(port, node, self.channel_bound, self.now())?;
         self.stations.push(Some(engine));
         Ok(handle)

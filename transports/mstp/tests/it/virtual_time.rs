@@ -8,7 +8,7 @@ use crate::support::{answer, dissect_cleanly, i_am, rp_ack, rp_request, temp_pca
 use bacnet::mstp::{FrameType, MasterConfig, Micros, bit_times};
 use std::path::Path;
 use trellis_mstp::sim::timing::{Percentiles, Timings};
-use trellis_mstp::sim::{LineConfig, LineFrame, Noise, Simulation};
+use trellis_mstp::sim::{DriverTiming, LineConfig, LineFrame, Noise, Simulation};
 use trellis_mstp::{MstpHandle, Received};
 
 const BAUD: u32 = 38_400;
@@ -32,13 +32,18 @@ struct Net {
 
 impl Net {
     fn new(macs: &[u8], line: LineConfig) -> Net {
+        Net::with_drivers(&macs.iter().map(|&mac| (mac, DriverTiming::default())).collect::<Vec<_>>(), line)
+    }
+
+    /// Stations whose RS-485 drivers switch with the timing given.
+    fn with_drivers(stations: &[(u8, DriverTiming)], line: LineConfig) -> Net {
         let mut sim = Simulation::new(line);
-        let hosts = macs
+        let hosts = stations
             .iter()
-            .map(|&mac| {
+            .map(|&(mac, driver)| {
                 let node = MasterConfig { max_master: 4, ..MasterConfig::new(mac, line.baud) };
                 Host {
-                    handle: sim.add_station(node).unwrap(),
+                    handle: sim.add_station_with(node, driver).unwrap(),
                     inbox: Vec::new(),
                     reply_after: Some(0),
                     pending: Vec::new(),
@@ -339,4 +344,92 @@ fn two_stations_with_one_address_collide_and_the_line_counts_it() {
     assert!(collided.iter().any(|f| kind(f) == (FrameType::REPLY_TO_POLL_FOR_MASTER, 2, 1)));
     let receive_errors: u64 = net.hosts.iter().map(|h| h.handle.status().receive.receive_errors).sum();
     assert!(receive_errors > 0, "the stations saw UART errors");
+}
+
+/// What direction control costs on the line, in one run: station 2's
+/// driver switched with `driver`, station 1 asking it one ReadProperty
+/// after another for 5 s of line time.
+#[derive(Debug)]
+struct DriverCost {
+    answered: usize,
+    collisions: u64,
+    /// End of station 1's request to the start of station 2's answer.
+    reply: Option<Percentiles>,
+    /// End of a Token to the start of the addressed station's first frame.
+    usage: Option<Percentiles>,
+}
+
+fn driver_cost(baud: u32, driver: DriverTiming) -> DriverCost {
+    let mut net = Net::with_drivers(&[(1, DriverTiming::default()), (2, driver)], LineConfig::new(baud));
+    let mut invoke = 0u8;
+    while net.sim.now() < 5 * S {
+        // One request, then its answer (or 300 ms without one).
+        let before = net.received(1).len();
+        net.host(1).handle.send(2, rp_request(invoke), true).unwrap();
+        invoke = invoke.wrapping_add(1);
+        net.run_until(300 * MS, |n| n.received(1).len() > before);
+    }
+    let t = Timings::from_frames(&net.sim.line().frames());
+    DriverCost {
+        answered: net.received(1).len(),
+        collisions: net.sim.line().stats().collisions,
+        reply: Percentiles::of(&t.reply_delay),
+        usage: Percentiles::of(&t.usage_delay),
+    }
+}
+
+/// Direction control's cost (`docs/rs485.md`): a driver enabled 1 ms
+/// before the first bit (the kernel's `delay_rts_before_send = 1`) starts
+/// every frame of that station 1 ms later — its answers and its use of
+/// the token, well inside Treply_delay (250 ms) and Tusage_timeout (20 ms)
+/// — and nothing collides. A driver held 1 ms after the last bit
+/// (`delay_rts_after_send = 1`) stays inside the other station's 40-bit
+/// turnaround at 38,400 baud (1,042 µs) but not at 57,600 (694 µs), where
+/// the answers and tokens that follow collide with it.
+#[test]
+fn driver_enable_delays_cost_what_they_say_and_a_late_release_collides_above_38400() {
+    let none = driver_cost(BAUD, DriverTiming::default());
+    let before = driver_cost(BAUD, DriverTiming { enable: MS, release: 0 });
+    let after = driver_cost(BAUD, DriverTiming { enable: 0, release: MS });
+    let after_fast = driver_cost(57_600, DriverTiming { enable: 0, release: MS });
+    let fast = driver_cost(57_600, DriverTiming::default());
+    for (name, c) in [
+        ("38400 none", &none),
+        ("38400 before 1 ms", &before),
+        ("38400 after 1 ms", &after),
+        ("57600 none", &fast),
+        ("57600 after 1 ms", &after_fast),
+    ] {
+        eprintln!(
+            "{name}: {} answers, {} collisions, reply {}, usage {}",
+            c.answered,
+            c.collisions,
+            c.reply.map_or("-".into(), |p| p.to_string()),
+            c.usage.map_or("-".into(), |p| p.to_string())
+        );
+    }
+    let (reply, usage) = (none.reply.unwrap(), none.usage.unwrap());
+    assert_eq!(none.collisions, 0);
+    assert_eq!(reply.p50, bit_times(40, BAUD), "the host answers at once: Tturnaround");
+
+    // 1 ms before: every answer and every token use 1 ms later, no collision.
+    assert_eq!(before.collisions, 0);
+    assert_eq!(before.reply.unwrap().p50, reply.p50 + MS);
+    assert_eq!(before.reply.unwrap().max, reply.max + MS);
+    assert!(before.usage.unwrap().max <= usage.max + MS, "{:?} vs {:?}", before.usage, usage);
+    assert!(
+        before.answered * 100 >= none.answered * 90,
+        "a few % fewer answers: {} vs {}",
+        before.answered,
+        none.answered
+    );
+
+    // 1 ms after at 38,400: inside the turnaround, nothing collides.
+    assert_eq!(after.collisions, 0);
+    assert!(after.answered * 100 >= none.answered * 90, "{} vs {}", after.answered, none.answered);
+
+    // 1 ms after at 57,600: beyond the turnaround, the next frames collide.
+    assert_eq!(fast.collisions, 0);
+    assert!(after_fast.collisions > 0, "a 1 ms hold at 57,600 baud collides: {after_fast:?}");
+    assert!(after_fast.answered < fast.answered / 2, "{after_fast:?} vs {fast:?}");
 }
