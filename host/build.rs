@@ -50,8 +50,14 @@ fn main() {
     }
     check_target_installed();
 
-    // OUT_DIR is <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out.
-    let target_dir = out_dir.ancestors().nth(4).expect("OUT_DIR is inside a target directory").join("wasm-plugins");
+    // OUT_DIR is <target>[/<triple>]/<profile>/build/<pkg>-<hash>/out: a
+    // build for another triple (`--target`) shares the native build's
+    // plugins (they are wasm whatever the host is).
+    let mut above_profile = out_dir.ancestors().nth(4).expect("OUT_DIR is inside a target directory");
+    if std::env::var("TARGET").is_ok_and(|t| above_profile.file_name().is_some_and(|name| name == t.as_str())) {
+        above_profile = above_profile.parent().expect("a triple's directory is inside the target directory");
+    }
+    let target_dir = above_profile.join("wasm-plugins");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.arg("build")

@@ -7,6 +7,14 @@
 //! thread, and the pooling allocator sized for a handful of instances so
 //! restarts and hot swaps instantiate in microseconds.
 //!
+//! On a 32-bit host (armv7) there is no pool: its slots reserve their
+//! memories' whole address space up front (16 instances × 2 memories × 64
+//! MiB would be most of a 32-bit process's), so instances are allocated on
+//! demand there, memories growing (and moving) as plugins ask, still within
+//! each plugin's limits (the store's limiter enforces them either way).
+//! wasmtime runs plugins there with Pulley, its interpreter: Cranelift
+//! targets no 32-bit ARM.
+//!
 //! This module must never run guest code, and must never let a plugin
 //! outlive the ticker: every [`PluginModel`](super::PluginModel) holds a clone
 //! of [`PluginEngine`], and the ticker stops only when the last clone is
@@ -86,7 +94,8 @@ impl PluginEngine {
         // No `parallel-compilation` feature: compiling would compete with the
         // server for our two cores, and compiled components are cached.
         c.wasm_component_model(true).concurrency_support(false).epoch_interruption(true);
-        if let Some(pool) = &config.pooling {
+        let pooling = if cfg!(target_pointer_width = "32") { None } else { config.pooling.as_ref() };
+        if let Some(pool) = pooling {
             let mut p = PoolingAllocationConfig::new();
             let instances = pool.max_instances.max(1);
             p.total_component_instances(instances)
@@ -120,7 +129,7 @@ impl PluginEngine {
             inner: Arc::new(Inner {
                 engine,
                 tick,
-                pool_limits: config.pooling.as_ref().map(|p| p.limits.clone()),
+                pool_limits: pooling.map(|p| p.limits.clone()),
                 cache,
                 _ticker: ticker,
             }),
