@@ -156,7 +156,15 @@ impl ComponentCache {
                 outcome = CacheOutcome::Replaced;
             }
         }
+        let started = std::time::Instant::now();
         let compiled = engine.precompile_component(bytes)?;
+        // On a small ARM box (or under emulation) this is the slow part of
+        // a first start: say how slow.
+        tracing::info!(
+            octets = bytes.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "plugin compiled to native code (cached for the next start)"
+        );
         if let Err(e) = self.store(path, &compiled) {
             tracing::warn!(path = %path.display(), "could not write plugin cache entry: {e}");
         }

@@ -15,6 +15,8 @@ Steps, one JSON line each:
 * ``who-is-padded``: the same Who-Is padded to the 60-octet minimum frame
   (as a NIC pads it) from another source MAC: padding must not be taken
   for part of the NPDU.
+* ``who-is-from-a-group-address``: the Who-Is with a multicast source MAC,
+  which no station has: nobody may answer it.
 
 The last line is ``{"step": "summary", "ok": ..., "failed": [...]}``; exit
 0 when every step heard every device in ``--devices``.
@@ -153,6 +155,11 @@ def main() -> int:
     padded += bytes(60 - len(padded))
     heard, problems = (sock.send(padded), listen(sock, args.wait, other))[1]
     report("who-is-padded", sorted(heard) == want and not problems, octets=len(padded), heard=heard, problems=problems)
+
+    group = bytes.fromhex("030000000001")
+    spoofed = who_is[0:6] + group + who_is[12:]
+    heard, problems = (sock.send(spoofed), listen(sock, args.wait, group))[1]
+    report("who-is-from-a-group-address", not heard and not problems, heard=heard, problems=problems)
 
     report("summary", not failed, failed=failed)
     return 0 if not failed else 1

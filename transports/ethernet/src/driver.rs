@@ -104,6 +104,12 @@ impl EthernetDriver {
                     if source == self.mac {
                         continue;
                     }
+                    if source[0] & 1 != 0 {
+                        // A group address (broadcast, multicast) names no
+                        // station: nothing could answer it.
+                        self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     let broadcast = destination == crate::BROADCAST;
                     if !broadcast && destination != self.mac {
                         // A multicast group: BACnet Ethernet has none.

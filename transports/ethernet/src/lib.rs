@@ -15,7 +15,8 @@
 //!
 //! Must never: hand up a frame that is not BACnet's (EtherType frames,
 //! other LLC service access points are counted and skipped), a frame we
-//! sent, or padding as part of an NPDU; send a frame longer than 8802-3
+//! sent, a frame from a group address (no station has one), or padding as
+//! part of an NPDU; send a frame longer than 8802-3
 //! allows (an NPDU over [`MAX_NPDU`] octets is refused).
 
 mod driver;
