@@ -15,12 +15,21 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A child process killed by PID when dropped.
+/// A child process killed by PID when dropped: SIGTERM, and SIGKILL if it
+/// is still there 5 s later (mosquitto_sub's SIGTERM handler has been seen
+/// to deadlock, which would hang the test forever).
 pub struct Proc(pub Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        for _ in 0..250 {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
