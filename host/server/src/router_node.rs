@@ -527,8 +527,8 @@ impl<M: ObjectModel> Node<M> {
                 },
                 _ = wake.notified() => {}
                 _ = any_received(&mut self.mstp) => {}
-                _ = any_readable6(&drivers6) => {}
-                _ = any_readable_ethernet(&drivers_eth) => {}
+                _ = any_ready(&drivers6, |d, cx| d.poll_readable(cx).is_ready()) => {}
+                _ = any_ready(&drivers_eth, |d, cx| d.poll_readable(cx).is_ready()) => {}
                 _ = any_received_sc(&mut self.sc) => {}
                 _ = sleep_until(deadline) => {}
             }
@@ -922,36 +922,14 @@ async fn any_received_sc(ports: &mut [ScSide]) {
     .await
 }
 
-/// Wait until one of the IPv6 ports has a datagram.
-async fn any_readable6(drivers: &[trellis_bip6::Bip6Driver]) {
+/// Wait until one of `drivers` is ready to read (`poll` asks one); never,
+/// when there are none. For the IPv6 and Ethernet ports, whose drivers the
+/// loop drains whatever their readiness said.
+async fn any_ready<D>(drivers: &[D], poll: impl Fn(&D, &mut std::task::Context<'_>) -> bool) {
     if drivers.is_empty() {
         return std::future::pending().await;
     }
-    std::future::poll_fn(|cx| {
-        for d in drivers {
-            if d.poll_readable(cx).is_ready() {
-                return Poll::Ready(());
-            }
-        }
-        Poll::Pending
-    })
-    .await
-}
-
-/// Wait until one of the Ethernet ports has a frame.
-async fn any_readable_ethernet(drivers: &[trellis_ethernet::EthernetDriver]) {
-    if drivers.is_empty() {
-        return std::future::pending().await;
-    }
-    std::future::poll_fn(|cx| {
-        for d in drivers {
-            if d.poll_readable(cx).is_ready() {
-                return Poll::Ready(());
-            }
-        }
-        Poll::Pending
-    })
-    .await
+    std::future::poll_fn(|cx| if drivers.iter().any(|d| poll(d, cx)) { Poll::Ready(()) } else { Poll::Pending }).await
 }
 
 /// Wait until one of the ports has a datagram; true when a port failed.
