@@ -15,32 +15,59 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
-pub mod apdu;
-pub mod bbmd;
-pub mod bbmd6;
-pub mod bvlc_sc;
-pub mod bvll;
-pub mod bvll6;
-pub mod civil;
+// Without `alloc`: what a heap-less MS/TP node uses (see Cargo.toml).
 pub mod codec;
-pub mod cov;
 pub mod enums;
 pub mod error;
-pub mod ethernet;
-pub mod event;
 pub mod mstp;
+
+#[cfg(feature = "alloc")]
+mod with_alloc {
+    pub use crate::codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};
+    pub use crate::value::{AnyValue, Element, Value};
+}
+#[cfg(feature = "alloc")]
+pub use with_alloc::*;
+
+#[cfg(feature = "alloc")]
+pub mod apdu;
+#[cfg(feature = "alloc")]
+pub mod bbmd;
+#[cfg(feature = "alloc")]
+pub mod bbmd6;
+#[cfg(feature = "alloc")]
+pub mod bvlc_sc;
+#[cfg(feature = "alloc")]
+pub mod bvll;
+#[cfg(feature = "alloc")]
+pub mod bvll6;
+#[cfg(feature = "alloc")]
+pub mod civil;
+#[cfg(feature = "alloc")]
+pub mod cov;
+#[cfg(feature = "alloc")]
+pub mod ethernet;
+#[cfg(feature = "alloc")]
+pub mod event;
+#[cfg(feature = "alloc")]
 pub mod npdu;
+#[cfg(feature = "alloc")]
 pub mod read_records;
+#[cfg(feature = "alloc")]
 pub mod router;
+#[cfg(feature = "alloc")]
 pub mod sc;
+#[cfg(feature = "alloc")]
 pub mod schedule;
+#[cfg(feature = "alloc")]
 pub mod services;
+#[cfg(feature = "alloc")]
 pub mod tsm;
+#[cfg(feature = "alloc")]
 pub mod value;
 
-pub use codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};
 pub use enums::*;
 pub use error::{DecodeError, EncodeError};
-pub use value::{AnyValue, Element, Value};

@@ -5,12 +5,16 @@
 //! [`Reader`] and return [`DecodeError`](crate::error::DecodeError)s with
 //! octet offsets; encoders append to a `Vec<u8>`.
 
+#[cfg(feature = "alloc")]
 mod field;
+#[cfg(feature = "alloc")]
 mod primitive;
 mod reader;
 pub mod tag;
 
+#[cfg(feature = "alloc")]
 pub use field::*;
+#[cfg(feature = "alloc")]
 pub use primitive::{
     BitString, CharacterSet, CharacterString, CharsetError, Date, Enumerated, ObjectIdentifier, ParseObjectIdError,
     Primitive, Time, UNSPECIFIED,

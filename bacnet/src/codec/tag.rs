@@ -13,6 +13,7 @@
 
 use super::Reader;
 use crate::error::DecodeError;
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 /// Application or context class (bit 3 of the initial octet).
@@ -161,6 +162,7 @@ pub fn read_tagged<'a>(r: &mut Reader<'a>) -> Result<(Tag, &'a [u8]), DecodeErro
     Ok((tag, content))
 }
 
+#[cfg(feature = "alloc")]
 fn write_header(out: &mut Vec<u8>, number: u8, context: bool, lvt: u8) {
     let cls = if context { 0x08 } else { 0x00 };
     if number < 15 {
@@ -210,17 +212,20 @@ pub fn encode_header(number: u8, class: TagClass, len: usize) -> ([u8; 7], usize
 ///
 /// `number` must be below 255 (255 is reserved); callers in this crate only
 /// pass tag numbers from the standard's productions.
+#[cfg(feature = "alloc")]
 pub fn write_tag(out: &mut Vec<u8>, number: u8, class: TagClass, len: usize) {
     let (h, n) = encode_header(number, class, len);
     out.extend_from_slice(&h[..n]);
 }
 
 /// Write an opening tag for context `number`.
+#[cfg(feature = "alloc")]
 pub fn write_opening(out: &mut Vec<u8>, number: u8) {
     write_header(out, number, true, 6);
 }
 
 /// Write a closing tag for context `number`.
+#[cfg(feature = "alloc")]
 pub fn write_closing(out: &mut Vec<u8>, number: u8) {
     write_header(out, number, true, 7);
 }

@@ -23,8 +23,8 @@ use super::cobs::{self, CobsError};
 use super::crc::{data_crc, data_crc_ok, header_crc, header_crc_ok};
 use crate::enums::macros::bacnet_enum;
 use crate::error::EncodeError;
-use alloc::vec;
-use alloc::vec::Vec;
+#[cfg(feature = "alloc")]
+use alloc::{vec, vec::Vec};
 
 bacnet_enum! {
     /// The Frame Type octet (Clause 9.3). 8..=31 and 35..=127 are reserved
@@ -304,6 +304,7 @@ impl<'a> Frame<'a> {
     }
 
     /// The encoded frame in a new vector.
+    #[cfg(feature = "alloc")]
     pub fn to_vec(&self) -> Result<Vec<u8>, EncodeError> {
         let mut out = vec![0; self.encoded_len()?];
         self.encode(&mut out)?;

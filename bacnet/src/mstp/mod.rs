@@ -24,11 +24,15 @@
 pub mod cobs;
 pub mod crc;
 pub mod frame;
+#[cfg(feature = "alloc")]
 pub mod master;
+#[cfg(feature = "alloc")]
 pub mod receive;
 
 pub use frame::{BROADCAST, Frame, FrameError, FrameType, Header};
+#[cfg(feature = "alloc")]
 pub use master::{MasterConfig, MasterCounters, MasterEvent, MasterNode, MasterState, Transmit};
+#[cfg(feature = "alloc")]
 pub use receive::{Invalid, ReceiveConfig, ReceiveCounters, ReceiveEvent, ReceiveState, Receiver};
 
 /// Microseconds on the driver's monotonic clock (any epoch).

@@ -1,0 +1,234 @@
+//! The node: the receiver, the ring and the server over a [`Uart`], driven
+//! by [`Node::poll`] from the application's main loop.
+//!
+//! Timing: a frame goes no sooner than Tturnaround (40 bit times) after the
+//! last octet received, and SilenceTimer restarts at the end of the node's
+//! own frames, reckoned from the baud rate (so a UART that returns from
+//! [`Uart::write`] before the last bit has left is fine). Every answer is
+//! computed when the request's last octet arrives, so a node polled at
+//! least once per octet time answers within Tturnaround plus the time of
+//! one `poll`, far inside Treply_delay (250 ms); likewise it uses a token
+//! or answers a Poll For Master well inside Tusage_delay (15 ms).
+
+use crate::device::{Device, Link};
+use crate::master::{MasterState, Ring, RingConfig, Send};
+use crate::receive::{MAX_DATA, Received, Receiver};
+use crate::server::{self, Outcome};
+use crate::{Micros, Uart, elapsed};
+use bacnet::mstp::crc::data_crc;
+use bacnet::mstp::frame::HEADER_LEN;
+use bacnet::mstp::{FrameType, Header, N_MAX_MASTER};
+
+/// The node's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// TS: this station's MAC address, 0..=Max_Master.
+    pub this_station: u8,
+    /// Max_Master: the highest address polled (at most 127).
+    pub max_master: u8,
+    /// The line's baud rate.
+    pub baud: u32,
+    /// Tusage_timeout, µs (20,000..=35,000).
+    pub t_usage_timeout: Micros,
+    /// Tframe_abort, µs: a frame silent this long is dropped. The standard
+    /// allows 60 bit times to 100 ms; a node whose octets reach it late
+    /// (through an operating system) needs the longer end.
+    pub t_frame_abort: Micros,
+}
+
+impl NodeConfig {
+    /// Station `this_station` at `baud`: Max_Master 127, Tusage_timeout
+    /// 20 ms, Tframe_abort 60 bit times.
+    pub const fn new(this_station: u8, baud: u32) -> NodeConfig {
+        NodeConfig {
+            this_station,
+            max_master: N_MAX_MASTER,
+            baud,
+            t_usage_timeout: bacnet::mstp::T_USAGE_TIMEOUT as Micros,
+            t_frame_abort: bacnet::mstp::bit_times(60, baud) as Micros,
+        }
+    }
+}
+
+/// A setting [`Node::new`] refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Max_Master above 127.
+    MaxMaster,
+    /// This_Station above Max_Master.
+    ThisStation,
+    /// A baud rate of 0.
+    Baud,
+}
+
+/// An MS/TP master node serving one device.
+#[derive(Debug)]
+pub struct Node {
+    ring: Ring,
+    rx: Receiver,
+    baud: u32,
+    /// No frame before this: Tturnaround after the last octet received.
+    turnaround_until: Micros,
+    tx: [u8; HEADER_LEN + MAX_DATA + 2],
+    tx_len: usize,
+    tx_at: Micros,
+    i_am_due: bool,
+}
+
+impl Node {
+    /// A node powered on at `now`. It announces itself with an I-Am at its
+    /// first token (Clause 16.10.2 lets a device do so at start-up).
+    pub fn new(config: NodeConfig, now: Micros) -> Result<Node, ConfigError> {
+        if config.max_master > N_MAX_MASTER {
+            return Err(ConfigError::MaxMaster);
+        }
+        if config.this_station > config.max_master {
+            return Err(ConfigError::ThisStation);
+        }
+        if config.baud == 0 {
+            return Err(ConfigError::Baud);
+        }
+        let ring = RingConfig {
+            this_station: config.this_station,
+            max_master: config.max_master,
+            t_usage_timeout: config.t_usage_timeout,
+        };
+        Ok(Node {
+            ring: Ring::new(ring, now),
+            rx: Receiver::new(config.this_station, config.t_frame_abort),
+            baud: config.baud,
+            turnaround_until: now,
+            tx: [0; HEADER_LEN + MAX_DATA + 2],
+            tx_len: 0,
+            tx_at: now,
+            i_am_due: true,
+        })
+    }
+
+    /// The token ring's state machine.
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
+    /// Whether an I-Am waits for the next token.
+    pub fn i_am_due(&self) -> bool {
+        self.i_am_due
+    }
+
+    /// Run the node at `now`: take every octet the UART has, run the
+    /// timers, and send what is due. Call it from the main loop at least
+    /// once per octet time.
+    pub fn poll<U: Uart>(&mut self, now: Micros, uart: &mut U, device: &mut Device<'_>) {
+        while let Some(input) = uart.read() {
+            self.turnaround_until = now.wrapping_add(self.bit_times(40));
+            let received = match input {
+                Ok(octet) => self.rx.handle_octet(now, octet),
+                Err(_) => self.rx.handle_error(now),
+            };
+            self.ring.octet(now);
+            match received {
+                Some(Received::Frame { frame_type, destination, source }) => {
+                    self.frame(now, frame_type, destination, source, device)
+                }
+                Some(Received::Invalid) => self.send_opt(now, |ring| ring.invalid_frame()),
+                Some(Received::NotForUs) | None => {}
+            }
+        }
+        if self.rx.handle_timeout(now).is_some() {
+            self.send_opt(now, Ring::invalid_frame);
+        }
+        self.transmit(now, uart);
+        if self.tx_len == 0 {
+            self.send_opt(now, |ring| ring.handle_timeout(now));
+            self.use_token(now, device);
+            self.transmit(now, uart);
+        }
+    }
+
+    fn frame(&mut self, now: Micros, frame_type: FrameType, destination: u8, source: u8, device: &mut Device<'_>) {
+        use crate::master::Reaction;
+        match self.ring.frame(frame_type, destination, source) {
+            Reaction::Nothing => {}
+            Reaction::Send(send) => self.queue(now, send),
+            Reaction::Data { source, expecting_reply } => {
+                let link = Link { max_master: self.ring.config().max_master };
+                let (npdu, out) = (self.rx.data(), &mut self.tx[HEADER_LEN..HEADER_LEN + MAX_DATA]);
+                match server::handle(npdu, expecting_reply, device, link, out) {
+                    Outcome::Nothing => {}
+                    Outcome::IAm => self.i_am_due = true,
+                    Outcome::Reply(n) => self.queue_data(now, source, n),
+                }
+            }
+        }
+    }
+
+    /// USE_TOKEN and DONE_WITH_TOKEN: send the I-Am if one is due, then
+    /// pass the token or poll, one frame at a time.
+    fn use_token(&mut self, now: Micros, device: &Device<'_>) {
+        while self.tx_len == 0 {
+            match self.ring.state() {
+                MasterState::UseToken => {
+                    if self.i_am_due {
+                        self.i_am_due = false;
+                        let n = server::i_am(device, &mut self.tx[HEADER_LEN..HEADER_LEN + MAX_DATA]);
+                        self.queue_data(now, bacnet::mstp::BROADCAST, n);
+                    }
+                    self.ring.used_token();
+                }
+                MasterState::DoneWithToken => self.send_opt(now, Ring::done_with_token),
+                _ => return,
+            }
+        }
+    }
+
+    fn send_opt(&mut self, now: Micros, decide: impl FnOnce(&mut Ring) -> Option<Send>) {
+        if let Some(send) = decide(&mut self.ring) {
+            self.queue(now, send);
+        }
+    }
+
+    /// A frame without data, due after Tturnaround.
+    fn queue(&mut self, now: Micros, send: Send) {
+        let header = Header { frame_type: send.frame_type, destination: send.destination, source: self.source(), length: 0 };
+        self.tx[..HEADER_LEN].copy_from_slice(&header.encode());
+        self.tx_len = HEADER_LEN;
+        self.tx_at = self.due(now);
+    }
+
+    /// A BACnet Data Not Expecting Reply frame around the `n`-octet NPDU
+    /// already in the data field.
+    fn queue_data(&mut self, now: Micros, destination: u8, n: usize) {
+        if n == 0 || n > MAX_DATA {
+            return;
+        }
+        let frame_type = FrameType::BACNET_DATA_NOT_EXPECTING_REPLY;
+        let header = Header { frame_type, destination, source: self.source(), length: n as u16 };
+        self.tx[..HEADER_LEN].copy_from_slice(&header.encode());
+        let crc = data_crc(&self.tx[HEADER_LEN..HEADER_LEN + n]);
+        self.tx[HEADER_LEN + n..HEADER_LEN + n + 2].copy_from_slice(&crc);
+        self.tx_len = HEADER_LEN + n + 2;
+        self.tx_at = self.due(now);
+    }
+
+    fn due(&self, now: Micros) -> Micros {
+        if elapsed(self.turnaround_until, now) > 0 { self.turnaround_until } else { now }
+    }
+
+    fn transmit<U: Uart>(&mut self, now: Micros, uart: &mut U) {
+        if self.tx_len == 0 || elapsed(now, self.tx_at) < 0 {
+            return;
+        }
+        uart.write(&self.tx[..self.tx_len]);
+        let end = now.wrapping_add(self.bit_times(10 * self.tx_len as u32));
+        self.ring.transmitted(end);
+        self.tx_len = 0;
+    }
+
+    fn source(&self) -> u8 {
+        self.ring.config().this_station
+    }
+
+    fn bit_times(&self, bits: u32) -> Micros {
+        bacnet::mstp::bit_times(u64::from(bits), self.baud) as Micros
+    }
+}
