@@ -25,6 +25,7 @@ mod lifecycle;
 mod management;
 mod mqtt;
 mod mstp;
+mod mstp_node;
 mod netns;
 mod notification_class;
 mod opcua;

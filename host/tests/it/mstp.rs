@@ -42,7 +42,7 @@ fn av(i: u32) -> ObjectIdentifier {
 /// line damaged: a collision garbles both transmissions it overlaps, and the
 /// capture, like a real analyser's, holds what the line carried. Our
 /// encoders must never be the cause, so an undamaged line allows none.
-fn dissect_cleanly(path: &Path, damaged_on_the_line: u64) -> String {
+pub(crate) fn dissect_cleanly(path: &Path, damaged_on_the_line: u64) -> String {
     let out = Command::new("tshark")
         .arg("-r")
         .arg(path)
@@ -570,7 +570,7 @@ impl SimLineProcess {
     }
 
     /// SIGTERM, then its summary on stderr.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         use std::io::Read;
         // SIGTERM by PID, the way an operator stops it (the test process
         // has no signal API of its own).

@@ -10,8 +10,14 @@
 //! ```
 //!
 //! What a program writes to its pty becomes a transmission on the line at
-//! the instant this side reads it (a frame read in two pieces is two
-//! transmissions back to back: the line queues a station's frames). Every
+//! the instant this side has read a whole frame of it: a frame that comes
+//! in pieces (an emulated UART writes octet by octet, a pty may hand a
+//! write over in two reads) is put together first, by its header's Length,
+//! so that the line, its log and its capture hold it as one transmission,
+//! as a bus monitor that frames by the header would. Octets that are not a
+//! frame go as they are read, and so does the start of a frame whose rest
+//! has not come within [`PIECE_WAIT`] (its receivers then see it cut
+//! short, as on a real line). Every
 //! octet the line delivers is written to the other stations' ptys at the
 //! instant its stop bit ends, so a program reading its pty sees the line's
 //! pacing, give or take the pty's own latency and this thread's wake-up.
@@ -44,6 +50,10 @@ use std::time::{Duration, Instant};
 /// The longest this side sleeps with nothing due (it also wakes for input).
 const IDLE_WAIT: Duration = Duration::from_millis(50);
 
+/// How long the start of a frame waits for its rest before it goes on the
+/// line as it is.
+pub const PIECE_WAIT: Duration = Duration::from_millis(5);
+
 /// What the relay did, for the log and the tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PtyLineStats {
@@ -64,6 +74,51 @@ struct Station {
     slave: TTYPort,
     path: String,
     port: SimPort,
+    /// The start of a frame, read but not yet on the line, and when its
+    /// first piece was read.
+    piece: Vec<u8>,
+    piece_since: Instant,
+}
+
+impl Station {
+    /// Put on the line what of [`Station::piece`] is ready: whole frames,
+    /// octets before a preamble, and everything once `flush`.
+    fn send_ready(&mut self, now: bacnet::mstp::Micros, flush: bool) -> io::Result<()> {
+        loop {
+            let ready = if flush { self.piece.len() } else { ready_len(&self.piece) };
+            if ready == 0 {
+                return Ok(());
+            }
+            self.port.write(now, &self.piece[..ready])?;
+            self.piece.drain(..ready);
+            self.piece_since = Instant::now();
+        }
+    }
+}
+
+/// How many leading octets of `piece` can go on the line now: a whole
+/// frame, or what comes before the next preamble; 0 while a frame's rest
+/// is still to come.
+fn ready_len(piece: &[u8]) -> usize {
+    use bacnet::mstp::frame::{HEADER_LEN, Header, PREAMBLE};
+    if piece.is_empty() {
+        return 0;
+    }
+    if !piece.starts_with(&PREAMBLE[..piece.len().min(2)]) {
+        // Not a frame: up to the next possible preamble.
+        return piece[1..].iter().position(|&b| b == PREAMBLE[0]).map_or(piece.len(), |i| i + 1);
+    }
+    if piece.len() < HEADER_LEN {
+        return 0;
+    }
+    match Header::decode(piece) {
+        Ok(header) => {
+            let whole = HEADER_LEN + header.data_field_len();
+            if piece.len() >= whole { whole } else { 0 }
+        }
+        // A damaged header: its receivers drop it; send the header as is.
+        Err(_) => HEADER_LEN,
+    }
 }
 
 /// A [`Line`] whose stations are pseudo-terminals.
@@ -85,7 +140,7 @@ impl PtyLine {
             os::clear_terminal_exclusive(slave.as_raw_fd())?;
             master.set_timeout(Duration::ZERO).map_err(io::Error::from)?;
             let path = slave.name().ok_or_else(|| io::Error::other("the pty's slave end has no path"))?;
-            stations.push(Station { master, slave, path, port: line.attach() });
+            stations.push(Station { master, slave, path, port: line.attach(), piece: Vec::new(), piece_since: Instant::now() });
         }
         Ok(PtyLine { line: line.clone(), stations })
     }
@@ -140,9 +195,17 @@ impl PtyLine {
                     write_some(s, &out, &mut stats);
                 }
             }
+            for s in &mut self.stations {
+                if !s.piece.is_empty() && s.piece_since.elapsed() >= PIECE_WAIT {
+                    s.send_ready(now, true)?;
+                }
+            }
             let next = self.stations.iter().filter_map(|s| s.port.next_octet()).min();
-            let wait =
+            let mut wait =
                 next.map_or(IDLE_WAIT, |at| Duration::from_micros(at.saturating_sub(self.line.now())).min(IDLE_WAIT));
+            for s in self.stations.iter().filter(|s| !s.piece.is_empty()) {
+                wait = wait.min(PIECE_WAIT.saturating_sub(s.piece_since.elapsed()));
+            }
             os::poll_readable_into(&fds, wait, &mut ready)?;
             for (s, r) in self.stations.iter_mut().zip(&ready) {
                 if *r != Readiness::Readable {
@@ -151,8 +214,11 @@ impl PtyLine {
                 match s.master.read(&mut buf) {
                     Ok(0) => {}
                     Ok(n) => {
-                        let now = self.line.now();
-                        s.port.write(now, &buf[..n])?;
+                        if s.piece.is_empty() {
+                            s.piece_since = Instant::now();
+                        }
+                        s.piece.extend_from_slice(&buf[..n]);
+                        s.send_ready(self.line.now(), false)?;
                         stats.octets_in += n as u64;
                     }
                     Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
