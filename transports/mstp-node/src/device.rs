@@ -299,11 +299,7 @@ impl Device<'_> {
     pub(crate) fn write(&mut self, id: u32, p: P, index: Option<u32>, value: &[u8]) -> Result<(), Failure> {
         let point = match self.target(id, false)? {
             Target::Device => {
-                return Err(if DEVICE_PROPERTIES.contains(&p) || is_common(p) {
-                    denied()
-                } else {
-                    unknown_property()
-                });
+                return Err(if DEVICE_PROPERTIES.contains(&p) || is_common(p) { denied() } else { unknown_property() });
             }
             Target::Point(i) => &mut self.points[i],
         };

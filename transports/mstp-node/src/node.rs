@@ -189,7 +189,8 @@ impl Node {
 
     /// A frame without data, due after Tturnaround.
     fn queue(&mut self, now: Micros, send: Send) {
-        let header = Header { frame_type: send.frame_type, destination: send.destination, source: self.source(), length: 0 };
+        let header =
+            Header { frame_type: send.frame_type, destination: send.destination, source: self.source(), length: 0 };
         self.tx[..HEADER_LEN].copy_from_slice(&header.encode());
         self.tx_len = HEADER_LEN;
         self.tx_at = self.due(now);

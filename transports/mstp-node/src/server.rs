@@ -46,11 +46,19 @@ struct Source<'a> {
 const GLOBAL_BROADCAST: u16 = 0xFFFF;
 
 /// Handle one NPDU from the line.
-pub(crate) fn handle(npdu: &[u8], expecting_reply: bool, device: &mut Device<'_>, link: Link, out: &mut [u8]) -> Outcome {
+pub(crate) fn handle(
+    npdu: &[u8],
+    expecting_reply: bool,
+    device: &mut Device<'_>,
+    link: Link,
+    out: &mut [u8],
+) -> Outcome {
     let Some((source, apdu)) = network_header(npdu) else { return Outcome::Nothing };
     match apdu.first().map(|b| b >> 4) {
         Some(0) if expecting_reply => confirmed(apdu, &source, device, link, out),
-        Some(1) if apdu.get(1) == Some(&UnconfirmedServiceChoice::WHO_IS.0) && who_is_me(&apdu[2..], device.instance) => {
+        Some(1)
+            if apdu.get(1) == Some(&UnconfirmedServiceChoice::WHO_IS.0) && who_is_me(&apdu[2..], device.instance) =>
+        {
             Outcome::IAm
         }
         _ => Outcome::Nothing,

@@ -3,11 +3,11 @@
 //! other stations (the gateway's driver code) and polls the node in turn.
 
 use bacnet::apdu::Apdu;
+use bacnet::enums::EngineeringUnits;
 use bacnet::npdu::{Npdu, NpduPayload};
 use std::collections::VecDeque;
 use trellis_mstp::sim::{LineConfig, LineFrame, SimPort, Simulation};
 use trellis_mstp::{MstpHandle, Port, Received, Rx, RxOctet};
-use bacnet::enums::EngineeringUnits;
 use trellis_mstp_node::{Device, LineError, Node, NodeConfig, Point, PointKind, Uart};
 
 pub const BAUD: u32 = 38_400;
@@ -80,12 +80,17 @@ pub struct Segment {
 impl Segment {
     pub fn new(with_gateway: bool, config: LineConfig) -> Segment {
         let mut sim = Simulation::new(config);
-        let gateway = with_gateway.then(|| {
-            sim.add_station(bacnet::mstp::MasterConfig::new(GATEWAY_MAC, BAUD)).expect("the gateway's node")
-        });
+        let gateway = with_gateway
+            .then(|| sim.add_station(bacnet::mstp::MasterConfig::new(GATEWAY_MAC, BAUD)).expect("the gateway's node"));
         let port = sim.line().attach();
         let node = Node::new(NodeConfig::new(NODE_MAC, BAUD), 0).expect("a valid node");
-        Segment { sim, node, uart: SimUart { port, now: 0, waiting: VecDeque::new(), scratch: Vec::new() }, gateway, invoke: 0 }
+        Segment {
+            sim,
+            node,
+            uart: SimUart { port, now: 0, waiting: VecDeque::new(), scratch: Vec::new() },
+            gateway,
+            invoke: 0,
+        }
     }
 
     /// Run line, gateway and node for `duration` µs.

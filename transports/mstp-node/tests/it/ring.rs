@@ -30,7 +30,11 @@ fn the_node_answers_the_gateway_s_poll_takes_the_token_announces_itself_and_pass
     seg.run_for(&mut dev, 6_000_000);
 
     let frames = seg.frames();
-    assert_eq!(count(&frames, (FrameType::REPLY_TO_POLL_FOR_MASTER, NODE_MAC, GATEWAY_MAC)), 1, "one reply to the poll");
+    assert_eq!(
+        count(&frames, (FrameType::REPLY_TO_POLL_FOR_MASTER, NODE_MAC, GATEWAY_MAC)),
+        1,
+        "one reply to the poll"
+    );
     let tokens_to_node = count(&frames, (FrameType::TOKEN, GATEWAY_MAC, NODE_MAC));
     let tokens_back = count(&frames, (FrameType::TOKEN, NODE_MAC, GATEWAY_MAC));
     assert!(tokens_to_node >= 100, "the token comes round ({tokens_to_node} times in 6 s)");
@@ -165,3 +169,12 @@ fn a_token_the_gateway_does_not_use_is_sent_again_once_then_the_node_finds_a_new
     );
 }
 
+#[test]
+fn the_node_s_state_fits_a_small_controller_s_ram() {
+    // Its receive and transmit buffers (a standard frame each) and the two
+    // state machines; no heap. The firmware image keeps it on the stack of
+    // its 8 KiB of RAM (transports/mstp-node/firmware/memory.x).
+    let size = std::mem::size_of::<trellis_mstp_node::Node>();
+    println!("Node: {size} octets");
+    assert!(size <= 1152, "Node grew to {size} octets (its two frame buffers are 1,014)");
+}

@@ -66,7 +66,12 @@ fn line_traffic() -> impl Strategy<Value = Vec<Vec<Option<u8>>>> {
         Frame::token(TS, 0),
         Frame::poll_for_master(TS, 0),
         Frame { frame_type: FrameType::BACNET_DATA_EXPECTING_REPLY, destination: TS, source: 0, data: &rp },
-        Frame { frame_type: FrameType::BACNET_DATA_NOT_EXPECTING_REPLY, destination: 255, source: 0, data: &[1, 0, 0x10, 8] },
+        Frame {
+            frame_type: FrameType::BACNET_DATA_NOT_EXPECTING_REPLY,
+            destination: 255,
+            source: 0,
+            data: &[1, 0, 0x10, 8],
+        },
     ]
     .iter()
     .map(|f| f.to_vec().expect("a frame"))

@@ -1,7 +1,9 @@
 //! Who-Is, ReadProperty and WriteProperty from the gateway, over the line,
 //! and the protocol's answers to what the node does not do.
 
-use crate::line::{Answer, BAUD, DEVICE_INSTANCE, NODE_MAC, Segment, apdu_of, confirmed, decode_answer, device, oid, points};
+use crate::line::{
+    Answer, BAUD, DEVICE_INSTANCE, NODE_MAC, Segment, apdu_of, confirmed, decode_answer, device, oid, points,
+};
 use bacnet::apdu::Apdu;
 use bacnet::services::{IAm, ServiceCodec};
 use bacnet::{
@@ -162,7 +164,13 @@ fn writeproperty_writes_values_and_refuses_what_it_must() {
         error(ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED)
     );
     assert_eq!(
-        seg.write(&mut dev, oid(ObjectType::DEVICE, DEVICE_INSTANCE), P::VENDOR_NAME, Value::CharacterString(bacnet::CharacterString::utf8("x")), None),
+        seg.write(
+            &mut dev,
+            oid(ObjectType::DEVICE, DEVICE_INSTANCE),
+            P::VENDOR_NAME,
+            Value::CharacterString(bacnet::CharacterString::utf8("x")),
+            None
+        ),
         error(ErrorClass::PROPERTY, ErrorCode::WRITE_ACCESS_DENIED)
     );
     assert_eq!(
@@ -259,7 +267,9 @@ fn who_is_gets_an_i_am_at_the_next_token_when_the_range_holds_the_device() {
         }
         npdu
     };
-    for (range, answered) in [(None, true), (Some((7800, 7810)), true), (Some((7805, 7805)), true), (Some((1, 7804)), false)] {
+    for (range, answered) in
+        [(None, true), (Some((7800, 7810)), true), (Some((7805, 7805)), true), (Some((1, 7804)), false)]
+    {
         seg.gateway().send(255, who_is(range), false).expect("a broadcast Who-Is");
         seg.run_for(&mut dev, 300_000);
         let i_ams: Vec<_> = seg.gateway_received().into_iter().filter(|r| r.source_mac == NODE_MAC).collect();

@@ -140,7 +140,14 @@ impl PtyLine {
             os::clear_terminal_exclusive(slave.as_raw_fd())?;
             master.set_timeout(Duration::ZERO).map_err(io::Error::from)?;
             let path = slave.name().ok_or_else(|| io::Error::other("the pty's slave end has no path"))?;
-            stations.push(Station { master, slave, path, port: line.attach(), piece: Vec::new(), piece_since: Instant::now() });
+            stations.push(Station {
+                master,
+                slave,
+                path,
+                port: line.attach(),
+                piece: Vec::new(),
+                piece_since: Instant::now(),
+            });
         }
         Ok(PtyLine { line: line.clone(), stations })
     }
