@@ -45,7 +45,7 @@ impl NodeConfig {
             max_master: N_MAX_MASTER,
             baud,
             t_usage_timeout: bacnet::mstp::T_USAGE_TIMEOUT as Micros,
-            t_frame_abort: bacnet::mstp::bit_times(60, baud) as Micros,
+            t_frame_abort: bit_times(60, baud),
         }
     }
 }
@@ -230,6 +230,29 @@ impl Node {
     }
 
     fn bit_times(&self, bits: u32) -> Micros {
-        bacnet::mstp::bit_times(u64::from(bits), self.baud) as Micros
+        bit_times(bits, self.baud)
+    }
+}
+
+/// `bits` bit times at `baud` in whole µs, rounded up, as the core's
+/// `bacnet::mstp::bit_times` computes them, in 32-bit arithmetic (a 64-bit
+/// division would link 0.9 KB of compiler support code on a Cortex-M). Exact
+/// for Clause 9's baud rates, all multiples of 10; for up to 42,949 bits.
+const fn bit_times(bits: u32, baud: u32) -> Micros {
+    let per_100k = if baud < 10 { 1 } else { baud / 10 };
+    let us = (bits * 100_000).div_ceil(per_100k);
+    if us == 0 { 1 } else { us }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bit_times_agree_with_the_core_s_at_every_standard_baud_rate() {
+        for baud in [9_600, 19_200, 38_400, 57_600, 76_800, 115_200] {
+            for bits in [1, 40, 60, 80, 5_110] {
+                let core = bacnet::mstp::bit_times(u64::from(bits), baud);
+                assert_eq!(u64::from(super::bit_times(bits, baud)), core, "{bits} bits at {baud}");
+            }
+        }
     }
 }
