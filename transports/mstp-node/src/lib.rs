@@ -17,12 +17,14 @@
 //!
 //! The gateway's own MS/TP node (`bacnet::mstp::MasterNode`) is the full
 //! one: a queue of NPDUs to send, extended (COBS) frames, requests it sends
-//! and waits for, Reply Postponed, slaves. It needs a heap; this node does
-//! not, because it only serves: the one frame it may send unasked is an
-//! I-Am, and every answer is computed at once from the table. So it has no
-//! WAIT_FOR_REPLY state and never sends Reply Postponed; it drops extended
-//! frames (Clause 9.5.2 lets a node without them ignore them) and frames
-//! longer than [`receive::MAX_DATA`] octets.
+//! and waits for, answers that come later than Treply_delay, slaves. It
+//! needs a heap; this node does not, because it only serves: the one frame
+//! it may send unasked is an I-Am, and every answer is computed at once from
+//! the table. So it has no WAIT_FOR_REPLY state; Reply Postponed only tells
+//! a requester that a request needing a reply (a network-layer message, an
+//! NPDU for another network) will get none; a Test_Request is answered with
+//! a Test_Response. It ignores extended frames and takes a frame to it
+//! longer than [`receive::MAX_DATA`] octets as FrameTooLong.
 //!
 //! It shares the core's MS/TP frame codec (header and data CRCs, frame
 //! encoding), timing constants and enumerations — the core's `alloc`-free

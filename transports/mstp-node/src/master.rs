@@ -7,7 +7,8 @@
 //! transitions' names where they happen. WAIT_FOR_REPLY is never entered:
 //! this node sends no BACnet Data Expecting Reply. ANSWER_DATA_REQUEST lasts
 //! no time at all: [`crate::Node`] computes every answer as the request's
-//! last octet arrives, and it goes after Tturnaround.
+//! last octet arrives, and it goes after Tturnaround (Reply, or
+//! DeferredReply — Reply Postponed — for a request it has no answer to).
 //!
 //! The ring decides and [`crate::Node`] transmits: the methods that send
 //! return the no-data frame to put on the line ([`Send`]); the node sends
@@ -69,8 +70,15 @@ pub enum Reaction {
     Data {
         /// The sender.
         source: u8,
-        /// The sender waits for an answer (ReceivedDataNeedingReply).
+        /// The sender waits for an answer (ReceivedDataNeedingReply): the
+        /// answer, or Reply Postponed when there is none.
         expecting_reply: bool,
+    },
+    /// A Test_Request for this station: answer with a Test_Response
+    /// carrying its data.
+    TestRequest {
+        /// The sender.
+        source: u8,
     },
 }
 
@@ -197,12 +205,16 @@ impl Ring {
         } else if frame_type == FrameType::BACNET_DATA_EXPECTING_REPLY && for_us {
             // ReceivedDataNeedingReply.
             Reaction::Data { source, expecting_reply: true }
+        } else if frame_type == FrameType::TEST_REQUEST && for_us {
+            // ReceivedDataNeedingReply, a Test_Request.
+            Reaction::TestRequest { source }
         } else if frame_type == FrameType::BACNET_DATA_NOT_EXPECTING_REPLY && (for_us || broadcast) {
             // ReceivedDataNoReply.
             Reaction::Data { source, expecting_reply: false }
         } else {
-            // ReceivedUnwantedFrame: broadcast tokens and requests, replies
-            // nobody waits for, Test_Request (optional), proprietary frames.
+            // ReceivedUnwantedFrame: frames for other stations, broadcast
+            // tokens and requests, replies nobody waits for, proprietary
+            // frames.
             Reaction::Nothing
         }
     }

@@ -69,7 +69,9 @@ pub struct Node {
     baud: u32,
     /// No frame before this: Tturnaround after the last octet received.
     turnaround_until: Micros,
-    tx: [u8; HEADER_LEN + MAX_DATA + 2],
+    /// When the last frame this node wrote will have left the line.
+    line_free_at: Micros,
+    tx: [u8; TX_LEN],
     tx_len: usize,
     tx_at: Micros,
     i_am_due: bool,
@@ -98,7 +100,8 @@ impl Node {
             rx: Receiver::new(config.this_station, config.t_frame_abort),
             baud: config.baud,
             turnaround_until: now,
-            tx: [0; HEADER_LEN + MAX_DATA + 2],
+            line_free_at: now,
+            tx: [0; TX_LEN],
             tx_len: 0,
             tx_at: now,
             i_am_due: true,
@@ -131,7 +134,7 @@ impl Node {
                     self.frame(now, frame_type, destination, source, device)
                 }
                 Some(Received::Invalid) => self.send_opt(now, |ring| ring.invalid_frame()),
-                Some(Received::NotForUs) | None => {}
+                None => {}
             }
         }
         if self.rx.handle_timeout(now).is_some() {
@@ -153,11 +156,25 @@ impl Node {
             Reaction::Data { source, expecting_reply } => {
                 let link = Link { max_master: self.ring.config().max_master };
                 let (npdu, out) = (self.rx.data(), &mut self.tx[HEADER_LEN..HEADER_LEN + MAX_DATA]);
-                match server::handle(npdu, expecting_reply, device, link, out) {
-                    Outcome::Nothing => {}
-                    Outcome::IAm => self.i_am_due = true,
-                    Outcome::Reply(n) => self.queue_data(now, source, n),
+                let outcome = server::handle(npdu, expecting_reply, device, link, out);
+                if outcome == Outcome::IAm {
+                    self.i_am_due = true;
                 }
+                match outcome {
+                    // Reply.
+                    Outcome::Reply(n) => self.queue_frame(now, FrameType::BACNET_DATA_NOT_EXPECTING_REPLY, source, n),
+                    // DeferredReply: the requester waits for nothing and
+                    // gets on with its token.
+                    _ if expecting_reply => {
+                        self.queue(now, Send { frame_type: FrameType::REPLY_POSTPONED, destination: source })
+                    }
+                    _ => {}
+                }
+            }
+            Reaction::TestRequest { source } => {
+                let data = self.rx.data();
+                self.tx[HEADER_LEN..HEADER_LEN + data.len()].copy_from_slice(data);
+                self.queue_frame(now, FrameType::TEST_RESPONSE, source, data.len());
             }
         }
     }
@@ -171,7 +188,8 @@ impl Node {
                     if self.i_am_due {
                         self.i_am_due = false;
                         let n = server::i_am(device, &mut self.tx[HEADER_LEN..HEADER_LEN + MAX_DATA]);
-                        self.queue_data(now, bacnet::mstp::BROADCAST, n);
+                        let frame_type = FrameType::BACNET_DATA_NOT_EXPECTING_REPLY;
+                        self.queue_frame(now, frame_type, bacnet::mstp::BROADCAST, n);
                     }
                     self.ring.used_token();
                 }
@@ -189,38 +207,38 @@ impl Node {
 
     /// A frame without data, due after Tturnaround.
     fn queue(&mut self, now: Micros, send: Send) {
-        let header =
-            Header { frame_type: send.frame_type, destination: send.destination, source: self.source(), length: 0 };
-        self.tx[..HEADER_LEN].copy_from_slice(&header.encode());
-        self.tx_len = HEADER_LEN;
-        self.tx_at = self.due(now);
+        self.queue_frame(now, send.frame_type, send.destination, 0);
     }
 
-    /// A BACnet Data Not Expecting Reply frame around the `n`-octet NPDU
-    /// already in the data field.
-    fn queue_data(&mut self, now: Micros, destination: u8, n: usize) {
-        if n == 0 || n > MAX_DATA {
-            return;
-        }
-        let frame_type = FrameType::BACNET_DATA_NOT_EXPECTING_REPLY;
+    /// A frame of `frame_type` around the `n` octets already in the data
+    /// field (none: a header only), due after Tturnaround.
+    fn queue_frame(&mut self, now: Micros, frame_type: FrameType, destination: u8, n: usize) {
+        let n = n.min(MAX_DATA);
         let header = Header { frame_type, destination, source: self.source(), length: n as u16 };
         self.tx[..HEADER_LEN].copy_from_slice(&header.encode());
-        let crc = data_crc(&self.tx[HEADER_LEN..HEADER_LEN + n]);
-        self.tx[HEADER_LEN + n..HEADER_LEN + n + 2].copy_from_slice(&crc);
-        self.tx_len = HEADER_LEN + n + 2;
-        self.tx_at = self.due(now);
+        self.tx_len = HEADER_LEN;
+        if n > 0 {
+            let crc = data_crc(&self.tx[HEADER_LEN..HEADER_LEN + n]);
+            self.tx[HEADER_LEN + n..HEADER_LEN + n + 2].copy_from_slice(&crc);
+            self.tx_len += n + 2;
+        }
+        self.tx_at = later(now, self.turnaround_until, self.bit_times(40));
     }
 
-    fn due(&self, now: Micros) -> Micros {
-        if elapsed(self.turnaround_until, now) > 0 { self.turnaround_until } else { now }
-    }
-
+    /// Write the frame once it is due and the line has been quiet for
+    /// Tturnaround (octets that came after it was queued push it back). It
+    /// goes on the line when the node's previous frame has left it (the
+    /// UART queues it), so SilenceTimer restarts at the end of the line's
+    /// copy, not of the write.
     fn transmit<U: Uart>(&mut self, now: Micros, uart: &mut U) {
-        if self.tx_len == 0 || elapsed(now, self.tx_at) < 0 {
+        let quiet = later(now, self.turnaround_until, self.bit_times(40)) == now;
+        if self.tx_len == 0 || elapsed(now, self.tx_at) < 0 || !quiet {
             return;
         }
         uart.write(&self.tx[..self.tx_len]);
-        let end = now.wrapping_add(self.bit_times(10 * self.tx_len as u32));
+        let start = later(now, self.line_free_at, self.bit_times(10 * TX_LEN as u32));
+        let end = start.wrapping_add(self.bit_times(10 * self.tx_len as u32));
+        self.line_free_at = end;
         self.ring.transmitted(end);
         self.tx_len = 0;
     }
@@ -232,6 +250,17 @@ impl Node {
     fn bit_times(&self, bits: u32) -> Micros {
         bit_times(bits, self.baud)
     }
+}
+
+/// The transmit buffer: the longest standard frame.
+const TX_LEN: usize = HEADER_LEN + MAX_DATA + 2;
+
+/// `at` if it is after `now` by at most `horizon`, else `now`. Instants are
+/// `u32` µs that wrap every 71 minutes: an `at` from long ago would read as
+/// the future, so only the near future counts.
+fn later(now: Micros, at: Micros, horizon: Micros) -> Micros {
+    let ahead = elapsed(at, now);
+    if ahead > 0 && ahead <= horizon as i32 { at } else { now }
 }
 
 /// `bits` bit times at `baud` in whole µs, rounded up, as the core's

@@ -1,13 +1,19 @@
 //! The Receive Frame state machine (Clause 9.5.4) over a fixed buffer.
 //!
-//! States as the standard names them: IDLE, PREAMBLE, HEADER, DATA (and
-//! SKIP_DATA for a frame this node will not keep: another station's, an
-//! extended frame, or one longer than [`MAX_DATA`]). The header and data
-//! CRCs are the core's (`bacnet::mstp::crc`). A gap longer than
-//! Tframe_abort inside a frame makes it invalid, as does a UART error.
+//! States as the standard names them: IDLE, PREAMBLE, HEADER, DATA and
+//! SKIP_DATA. Every valid frame is reported, whoever it is for (the master
+//! state machine decides what it means); the data is kept only for a frame
+//! to this station or broadcast. Another station's data is counted off with
+//! a running data CRC, without buffering; an extended (COBS) frame's, which
+//! this node does not take, is counted off and not reported. A frame to this
+//! station longer than [`MAX_DATA`] is FrameTooLong: invalid at its header,
+//! then skipped. The header and data CRCs are the core's
+//! (`bacnet::mstp::crc`). A gap longer than Tframe_abort or a UART error
+//! inside a frame makes it invalid; in PREAMBLE either just returns to IDLE
+//! (a lone 0x55 is not a frame).
 
 use crate::{Micros, elapsed};
-use bacnet::mstp::crc::{data_crc_ok, header_crc_ok};
+use bacnet::mstp::crc::{DATA_CRC_INITIAL, DATA_CRC_RESIDUE, calc_data_crc, data_crc_ok, header_crc_ok};
 use bacnet::mstp::{BROADCAST, FrameType};
 
 /// The longest data field kept: the standard frames' limit of 501 octets
@@ -32,7 +38,8 @@ pub enum ReceiveState {
 /// A frame, or the end of one that was not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received {
-    /// A valid frame; its data (if any) is [`Receiver::data`].
+    /// A valid frame; its data (if this node keeps it) is
+    /// [`Receiver::data`].
     Frame {
         /// Frame Type.
         frame_type: FrameType,
@@ -41,11 +48,18 @@ pub enum Received {
         /// Source Address.
         source: u8,
     },
-    /// A frame for another station, or one this node drops (extended,
-    /// too long), received whole: valid, but nothing to hand up.
-    NotForUs,
-    /// A bad CRC, a gap past Tframe_abort or a UART error inside a frame.
+    /// A bad CRC, a gap past Tframe_abort or a UART error inside a frame,
+    /// or a frame to this station too long for its buffer.
     Invalid,
+}
+
+/// What SKIP_DATA reports at the end of the data field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    /// Another station's frame: valid if its running data CRC is.
+    Check,
+    /// Already reported (FrameTooLong), or an extended frame: nothing.
+    Silent,
 }
 
 /// The Receive Frame state machine.
@@ -58,6 +72,8 @@ pub struct Receiver {
     /// Octets of the data field (data and its two CRC octets) still due.
     remaining: usize,
     len: usize,
+    skip: Skip,
+    skip_crc: u16,
     data: [u8; MAX_DATA + 2],
     last_octet: Micros,
 }
@@ -73,6 +89,8 @@ impl Receiver {
             header: [0; 6],
             remaining: 0,
             len: 0,
+            skip: Skip::Silent,
+            skip_crc: DATA_CRC_INITIAL,
             data: [0; MAX_DATA + 2],
             last_octet: 0,
         }
@@ -83,38 +101,45 @@ impl Receiver {
         self.state
     }
 
-    /// The data of the last [`Received::Frame`] (without its CRC).
+    /// The data of the last [`Received::Frame`] (without its CRC); empty
+    /// for a frame whose data was not kept.
     pub fn data(&self) -> &[u8] {
         &self.data[..self.len]
     }
 
-    /// Tframe_abort: a frame that has gone silent this long is invalid.
+    /// Inside a frame: past its preamble.
+    fn mid_frame(&self) -> bool {
+        !matches!(self.state, ReceiveState::Idle | ReceiveState::Preamble)
+    }
+
+    /// Tframe_abort: a frame that has gone silent this long is invalid (a
+    /// preamble that has, is forgotten).
     pub fn handle_timeout(&mut self, now: Micros) -> Option<Received> {
-        let mid_frame = self.state != ReceiveState::Idle;
-        if mid_frame && elapsed(now, self.last_octet) > self.t_frame_abort as i32 {
-            self.state = ReceiveState::Idle;
-            return Some(Received::Invalid);
+        if self.state == ReceiveState::Idle || elapsed(now, self.last_octet) <= self.t_frame_abort as i32 {
+            return None;
         }
-        None
+        let invalid = self.mid_frame();
+        self.state = ReceiveState::Idle;
+        invalid.then_some(Received::Invalid)
     }
 
     /// A UART error: the frame being received, if any, is invalid.
     pub fn handle_error(&mut self, now: Micros) -> Option<Received> {
         self.last_octet = now;
-        let mid_frame = self.state != ReceiveState::Idle;
+        let invalid = self.mid_frame();
         self.state = ReceiveState::Idle;
-        mid_frame.then_some(Received::Invalid)
+        invalid.then_some(Received::Invalid)
     }
 
     /// One octet from the line.
     pub fn handle_octet(&mut self, now: Micros, octet: u8) -> Option<Received> {
-        if let Some(invalid) = self.handle_timeout(now) {
-            // The old frame is over; this octet may begin a new one.
-            self.last_octet = now;
-            self.idle(octet);
-            return Some(invalid);
-        }
+        let timed_out = self.handle_timeout(now);
         self.last_octet = now;
+        if timed_out.is_some() {
+            // The old frame is over; this octet may begin a new one.
+            self.idle(octet);
+            return timed_out;
+        }
         match self.state {
             ReceiveState::Idle => {
                 self.idle(octet);
@@ -137,24 +162,31 @@ impl Receiver {
                 }
                 self.header_done()
             }
-            ReceiveState::Data | ReceiveState::SkipData => {
-                let keep = self.state == ReceiveState::Data;
-                let index = self.field_len() - self.remaining;
-                if keep {
-                    // `index` < field_len() ≤ MAX_DATA + 2 in DATA.
-                    if let Some(slot) = self.data.get_mut(index) {
-                        *slot = octet;
-                    }
+            ReceiveState::Data => {
+                let index = self.len + 2 - self.remaining;
+                // `index` < len + 2 ≤ MAX_DATA + 2.
+                if let Some(slot) = self.data.get_mut(index) {
+                    *slot = octet;
                 }
                 self.remaining -= 1;
                 if self.remaining > 0 {
                     return None;
                 }
                 self.state = ReceiveState::Idle;
-                if !keep {
-                    return Some(Received::NotForUs);
-                }
                 if data_crc_ok(&self.data[..self.len + 2]) { Some(self.frame()) } else { Some(Received::Invalid) }
+            }
+            ReceiveState::SkipData => {
+                self.skip_crc = calc_data_crc(octet, self.skip_crc);
+                self.remaining -= 1;
+                if self.remaining > 0 {
+                    return None;
+                }
+                self.state = ReceiveState::Idle;
+                match self.skip {
+                    Skip::Silent => None,
+                    Skip::Check if self.skip_crc == DATA_CRC_RESIDUE => Some(self.frame()),
+                    Skip::Check => Some(Received::Invalid),
+                }
             }
         }
     }
@@ -163,11 +195,6 @@ impl Receiver {
         if octet == 0x55 {
             self.state = ReceiveState::Preamble;
         }
-    }
-
-    fn field_len(&self) -> usize {
-        let length = u16::from_be_bytes([self.header[3], self.header[4]]);
-        usize::from(length) + 2
     }
 
     fn header_done(&mut self) -> Option<Received> {
@@ -183,15 +210,28 @@ impl Receiver {
         }
         let frame_type = FrameType(h[0]);
         let ours = h[1] == self.this_station || h[1] == BROADCAST;
-        let keep = ours && !frame_type.is_cobs() && length <= MAX_DATA;
         self.remaining = length + 2;
-        if keep {
+        if frame_type.is_cobs() {
+            self.skip(Skip::Silent);
+            None
+        } else if !ours {
+            self.skip(Skip::Check);
+            None
+        } else if length > MAX_DATA {
+            // FrameTooLong.
+            self.skip(Skip::Silent);
+            Some(Received::Invalid)
+        } else {
             self.len = length;
             self.state = ReceiveState::Data;
-        } else {
-            self.state = ReceiveState::SkipData;
+            None
         }
-        None
+    }
+
+    fn skip(&mut self, skip: Skip) {
+        self.skip = skip;
+        self.skip_crc = DATA_CRC_INITIAL;
+        self.state = ReceiveState::SkipData;
     }
 
     fn frame(&self) -> Received {

@@ -15,7 +15,7 @@
 //! - Ignored: network-layer messages, NPDUs for another network (this node
 //!   routes nothing), other unconfirmed services, other PDU types.
 
-use crate::device::{Device, Link, object_id};
+use crate::device::{Device, Link, MAX_APDU, object_id};
 use crate::write::Writer;
 use bacnet::DecodeError;
 use bacnet::codec::tag::{Tag, TagKind, read_tag, read_tagged};
@@ -133,7 +133,7 @@ pub(crate) fn i_am(device: &Device<'_>, out: &mut [u8]) -> usize {
     w.octets(&[1, 0x20, 0xFF, 0xFF, 0, 255]);
     w.octets(&[0x10, UnconfirmedServiceChoice::I_AM.0]);
     w.app_object_id(device.object_identifier());
-    w.app_unsigned(crate::device::MAX_APDU);
+    w.app_unsigned(MAX_APDU);
     w.app_enumerated(Segmentation::NO_SEGMENTATION.0);
     w.app_unsigned(u32::from(device.vendor_identifier));
     w.len()
@@ -174,7 +174,9 @@ fn confirmed(apdu: &[u8], source: &Source<'_>, device: &mut Device<'_>, link: Li
         _ => Err(Answer::Reject(RejectReason::UNRECOGNIZED_SERVICE)),
     };
     match result {
-        Ok(()) if !w.overflowed() && w.len() - start <= max_apdu_accepted(max) => {}
+        // No larger than this device's own limit either: a router could
+        // not take a longer one onto another MS/TP segment.
+        Ok(()) if !w.overflowed() && w.len() - start <= max_apdu_accepted(max).min(MAX_APDU as usize) => {}
         Ok(()) => {
             w.truncate(start);
             abort(&mut w, invoke_id, AbortReason::SEGMENTATION_NOT_SUPPORTED);

@@ -80,10 +80,11 @@ pub struct Segment {
 impl Segment {
     pub fn new(with_gateway: bool, config: LineConfig) -> Segment {
         let mut sim = Simulation::new(config);
-        let gateway = with_gateway
-            .then(|| sim.add_station(bacnet::mstp::MasterConfig::new(GATEWAY_MAC, BAUD)).expect("the gateway's node"));
+        let gateway = with_gateway.then(|| {
+            sim.add_station(bacnet::mstp::MasterConfig::new(GATEWAY_MAC, config.baud)).expect("the gateway's node")
+        });
         let port = sim.line().attach();
-        let node = Node::new(NodeConfig::new(NODE_MAC, BAUD), 0).expect("a valid node");
+        let node = Node::new(NodeConfig::new(NODE_MAC, config.baud), 0).expect("a valid node");
         Segment {
             sim,
             node,

@@ -109,10 +109,19 @@ fn the_node_answers_every_request_within_treply_delay() {
 
 #[test]
 fn alone_on_the_line_the_node_generates_the_token_polls_every_address_and_becomes_sole_master() {
+    alone_on_the_line(BAUD);
+}
+
+#[test]
+fn alone_on_the_line_at_9600_baud_too() {
+    alone_on_the_line(9_600);
+}
+
+fn alone_on_the_line(baud: u32) {
     let mut table = points();
     let mut dev = device(&mut table);
-    let mut seg = Segment::new(false, LineConfig::new(BAUD));
-    seg.run_for(&mut dev, 4_000_000);
+    let mut seg = Segment::new(false, LineConfig::new(baud));
+    seg.run_for(&mut dev, 8_000_000);
 
     let frames = seg.frames();
     // GenerateToken in its slot: Tno_token + TS × Tslot of silence.
@@ -133,6 +142,18 @@ fn alone_on_the_line_the_node_generates_the_token_polls_every_address_and_become
     let i_am = frames.iter().position(|f| kind(f) == (FrameType::BACNET_DATA_NOT_EXPECTING_REPLY, NODE_MAC, 255));
     assert_eq!(i_am, Some(127), "the I-Am right after the last poll");
     assert!(!seg.node.i_am_due());
+    // As sole master it keeps the token and polls again every Npoll uses;
+    // each poll gets its Tusage_timeout from its own end, whatever went
+    // before it (the I-Am right before a poll must not shorten the wait).
+    let polls_after = frames[128..].iter().filter(|f| kind(f).0 == FrameType::POLL_FOR_MASTER).count();
+    assert!(polls_after >= 10, "maintenance polls as sole master: {polls_after}");
+    for pair in frames.windows(2) {
+        if kind(&pair[0]).0 == FrameType::POLL_FOR_MASTER {
+            let gap = pair[1].start - pair[0].end;
+            assert!(gap >= T_USAGE_TIMEOUT, "{:?} {gap} µs after a poll at {baud} baud", kind(&pair[1]));
+        }
+    }
+    assert!(frames.iter().all(LineFrame::is_clean));
 }
 
 #[test]

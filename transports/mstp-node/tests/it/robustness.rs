@@ -12,20 +12,34 @@ use trellis_mstp_node::{LineError, Node, NodeConfig, Uart};
 
 const TS: u8 = 5;
 
-/// A UART fed by the test, keeping what the node writes.
+/// Tturnaround at 38,400 baud: 40 bit times.
+const TURNAROUND: u32 = 1_042;
+
+/// A UART fed by the test, keeping what the node writes and checking that
+/// it never writes sooner than Tturnaround after the last octet it read.
 #[derive(Default)]
-struct Script {
-    input: VecDeque<Result<u8, LineError>>,
-    sent: Vec<Vec<u8>>,
+pub(crate) struct Script {
+    pub(crate) now: u32,
+    pub(crate) input: VecDeque<Result<u8, LineError>>,
+    last_read: Option<u32>,
+    pub(crate) sent: Vec<Vec<u8>>,
+    pub(crate) sent_at: Vec<u32>,
 }
 
 impl Uart for Script {
     fn read(&mut self) -> Option<Result<u8, LineError>> {
-        self.input.pop_front()
+        let input = self.input.pop_front()?;
+        self.last_read = Some(self.now);
+        Some(input)
     }
 
     fn write(&mut self, octets: &[u8]) {
+        if let Some(at) = self.last_read {
+            let gap = self.now.wrapping_sub(at);
+            assert!(gap >= TURNAROUND, "the node wrote {gap} µs after the last octet it heard");
+        }
         self.sent.push(octets.to_vec());
+        self.sent_at.push(self.now);
     }
 }
 
@@ -38,11 +52,13 @@ fn run(node: &mut Node, chunks: &[Vec<Option<u8>>]) -> Vec<Vec<u8>> {
     let mut now = 1_000u32;
     for chunk in chunks {
         uart.input.extend(chunk.iter().map(|o| o.ok_or(LineError)));
+        uart.now = now;
         node.poll(now, &mut uart, &mut dev);
         now += 300;
     }
     for _ in 0..20 {
         now += 100;
+        uart.now = now;
         node.poll(now, &mut uart, &mut dev);
     }
     uart.sent
@@ -114,11 +130,18 @@ proptest! {
         let octets = request.to_vec().expect("a frame");
         let mut node = Node::new(NodeConfig::new(TS, 38_400), 0).expect("a valid node");
         let sent = run(&mut node, &[octets.into_iter().map(Some).collect()]);
-        prop_assert!(sent.len() <= 1, "one answer at most");
-        let Some(answer) = sent.first() else { return Ok(()) };
-        let frame = assert_own_valid_frame(answer);
-        prop_assert_eq!(frame.frame_type, FrameType::BACNET_DATA_NOT_EXPECTING_REPLY);
+        // A confirmed request (three octets at least) gets its answer;
+        // anything else that expects a reply, Reply Postponed.
+        prop_assert_eq!(sent.len(), 1, "one answer, always");
+        let frame = assert_own_valid_frame(&sent[0]);
         prop_assert_eq!(frame.destination, 0);
+        let answerable = apdu.len() >= 3 && apdu[0] >> 4 == 0;
+        if frame.frame_type == FrameType::REPLY_POSTPONED {
+            prop_assert!(!answerable, "Reply Postponed for a confirmed request: {:02x?}", apdu);
+            return Ok(());
+        }
+        prop_assert!(answerable, "an answer to what is not a confirmed request: {:02x?}", apdu);
+        prop_assert_eq!(frame.frame_type, FrameType::BACNET_DATA_NOT_EXPECTING_REPLY);
         let n = Npdu::decode(frame.data).expect("the answer's NPDU decodes");
         prop_assert_eq!(n.destination.map(|d| (d.net, d.mac.to_vec())), routed.then(|| (7, vec![42])));
         let NpduPayload::Apdu(apdu_out) = n.payload else { panic!("not an APDU") };
@@ -132,6 +155,5 @@ proptest! {
             other => panic!("not an answer: {other:?}"),
         };
         prop_assert_eq!(Some(invoke_id), apdu.get(2).copied());
-        prop_assert_eq!(apdu[0] >> 4, 0, "only confirmed requests are answered");
     }
 }
