@@ -25,12 +25,9 @@ pub mod error;
 pub mod mstp;
 
 #[cfg(feature = "alloc")]
-mod with_alloc {
-    pub use crate::codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};
-    pub use crate::value::{AnyValue, Element, Value};
-}
+pub use codec::{BitString, CharacterSet, CharacterString, Date, ObjectIdentifier, Time};
 #[cfg(feature = "alloc")]
-pub use with_alloc::*;
+pub use value::{AnyValue, Element, Value};
 
 #[cfg(feature = "alloc")]
 pub mod apdu;
