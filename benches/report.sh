@@ -35,14 +35,9 @@ OUT=${OUT:-docs/benchmarks}
 RAW=${RAW:-$(mktemp -d -t trellis-bench-XXXXXX)}
 mkdir -p "$RAW" "$OUT"
 
-bash .ci/setup
-
-# The opcua scenario builds the C reference stack (open62541) for its
-# library comparison: it needs cmake and libclang.
-if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
-    SUDO=""; if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake libclang-dev >/dev/null
-fi
+# --bench: also cmake and libclang, which the opcua scenario's build of the
+# C reference stack (open62541) needs.
+bash .ci/setup --bench
 
 echo "==> the trellis Python package: the release wheel, into the peers' venv (the python scenario)"
 rm -rf target/wheels-release
