@@ -79,13 +79,14 @@ impl NativeClient {
 impl NativeClient {
     /// Bind a B/IP port; resolves to the client.
     #[staticmethod]
-    #[pyo3(signature = (bind, port, broadcast, timeout, retries, max_in_flight, bbmd, ttl))]
+    #[pyo3(signature = (bind, port, broadcast, broadcast_port, timeout, retries, max_in_flight, bbmd, ttl))]
     #[allow(clippy::too_many_arguments)]
     fn bind<'py>(
         py: Python<'py>,
         bind: String,
         port: u16,
         broadcast: Option<String>,
+        broadcast_port: u16,
         timeout: f64,
         retries: u8,
         max_in_flight: Option<usize>,
@@ -94,6 +95,8 @@ impl NativeClient {
     ) -> Awaitable<'py> {
         let mut bip = trellis_bip::BipConfig::from_cidr(&bind, port)
             .map_err(|e| PyValueError::new_err(format!("bind {bind:?}: {e}")))?;
+        // Broadcasts go to the network's port, whatever the local one.
+        bip.broadcast_port = Some(broadcast_port);
         if let Some(b) = broadcast {
             bip.broadcast =
                 Some(b.parse().map_err(|_| PyValueError::new_err(format!("broadcast {b:?} is not an IPv4 address")))?);

@@ -21,6 +21,15 @@ async def test_who_is_finds_the_device_by_target_and_by_range(client: trellis.Cl
     assert await client.who_is(1, 10, target=served.address, timeout=0.5) == []
 
 
+async def test_a_broadcast_who_is_goes_to_the_networks_port_whatever_the_local_one(served: Served) -> None:
+    # The client is on an ephemeral port; its Who-Is goes to broadcast_port (the network's),
+    # here the served device's port (47808 by default).
+    port = int(served.address.rsplit(":", 1)[1])
+    async with trellis.Client("127.0.0.1", 0, broadcast="127.255.255.255", broadcast_port=port, timeout=2.0) as c:
+        found = await c.who_is(served.instance, served.instance, timeout=1.0)
+    assert [d.instance for d in found] == [served.instance]
+
+
 async def test_values_come_back_as_python_types(client: trellis.Client, served: Served) -> None:
     at = served.address
     assert await client.read(at, "analog-value,1", "object-name") == "Zone Setpoint"

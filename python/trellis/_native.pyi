@@ -26,6 +26,7 @@ class NativeClient:
         bind: str,
         port: int,
         broadcast: str | None,
+        broadcast_port: int,
         timeout: float,
         retries: int,
         max_in_flight: int | None,

@@ -250,7 +250,9 @@ class Client:
 
     ``bind`` is the local IPv4 address (optionally ``/prefix`` for the
     broadcast address), ``port`` the UDP port: by default 47808 when it is
-    free (devices broadcast their I-Am there), else any. ``timeout`` is the
+    free (devices broadcast their I-Am there), else any. Broadcasts (Who-Is)
+    go to ``broadcast_port``, the network's UDP port, whatever the local
+    one. ``timeout`` is the
     APDU timeout in seconds, ``retries`` the retransmissions after it.
     ``bbmd`` (``IP:PORT``) registers as a foreign device with that BBMD.
     """
@@ -261,30 +263,31 @@ class Client:
         port: int | None = None,
         *,
         broadcast: str | None = None,
+        broadcast_port: int = BACNET_PORT,
         timeout: float = 3.0,
         retries: int = 3,
         max_in_flight: int | None = None,
         bbmd: str | None = None,
         ttl: int = 300,
     ) -> None:
-        self._settings = (bind, port, broadcast, timeout, retries, max_in_flight, bbmd, ttl)
+        self._settings = (bind, port, broadcast, broadcast_port, timeout, retries, max_in_flight, bbmd, ttl)
         self._native: _native.NativeClient | None = None
         self._process_ids = itertools.count(1)
 
     async def open(self) -> Client:
         """Bind the port."""
         _check_process()
-        bind, port, broadcast, timeout, retries, max_in_flight, bbmd, ttl = self._settings
+        bind, port, broadcast, broadcast_port, timeout, retries, max_in_flight, bbmd, ttl = self._settings
         if port is None:
             try:
                 self._native = await _native.NativeClient.bind(
-                    bind, BACNET_PORT, broadcast, timeout, retries, max_in_flight, bbmd, ttl
+                    bind, BACNET_PORT, broadcast, broadcast_port, timeout, retries, max_in_flight, bbmd, ttl
                 )
             except CommunicationError:
                 port = 0
         if self._native is None:
             self._native = await _native.NativeClient.bind(
-                bind, port or 0, broadcast, timeout, retries, max_in_flight, bbmd, ttl
+                bind, port or 0, broadcast, broadcast_port, timeout, retries, max_in_flight, bbmd, ttl
             )
         _open_clients.add(self)
         return self

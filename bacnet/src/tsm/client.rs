@@ -629,6 +629,17 @@ impl<A: Ord + Clone> ClientTsm<A> {
         self.events.pop_front()
     }
 
+    /// The transactions to peers that `to` selects, sent or queued: what a
+    /// router's Reject-Message-To-Network for their network ends.
+    pub fn transactions_to(&self, mut to: impl FnMut(&A) -> bool) -> Vec<TransactionId> {
+        let mut ids = Vec::new();
+        for (_, state) in self.peers.iter().filter(|(peer, _)| to(peer)) {
+            ids.extend(state.active.values().map(|a| a.id));
+            ids.extend(state.queue.iter().map(|p| p.id));
+        }
+        ids
+    }
+
     /// Transactions sent and awaiting an answer, over all peers.
     pub fn in_flight(&self) -> usize {
         self.peers.values().map(|s| s.active.len()).sum()

@@ -297,8 +297,14 @@ impl Actor {
                 return;
             }
         };
-        let NpduPayload::Apdu(apdu_bytes) = npdu.payload else {
-            return; // network-layer messages are the router's business
+        let apdu_bytes = match npdu.payload {
+            NpduPayload::Apdu(bytes) => bytes,
+            NpduPayload::Message(bacnet::npdu::NetworkMessage::RejectMessageToNetwork { reason, net }) => {
+                self.fail_rejected(&r.source, net, reason);
+                return;
+            }
+            // Other network-layer messages are the router's business.
+            NpduPayload::Message(_) => return,
         };
         if npdu.destination.is_some_and(|d| d.net != bacnet::npdu::GLOBAL_NETWORK) {
             return; // addressed to a remote network: we are not a router
@@ -436,6 +442,24 @@ impl Actor {
                 notification,
                 multiple: true,
             });
+        }
+    }
+
+    /// A router (at `router`) refuses to reach network `net`: every request
+    /// waiting for a device on it through that router ends with the reason,
+    /// instead of running into its timeout.
+    fn fail_rejected(&mut self, router: &LinkAddress, net: u16, reason: bacnet::enums::RejectMessageReason) {
+        let now = self.now();
+        let ids = self.tsm.transactions_to(|peer: &DeviceAddress| {
+            peer.link == *router && peer.remote.as_ref().is_some_and(|remote| remote.net == net)
+        });
+        tracing::debug!(%router, net, %reason, requests = ids.len(), "Reject-Message-To-Network");
+        for id in ids {
+            self.tsm.cancel(now, id);
+            if let Some(reply) = self.waiting.remove(&id) {
+                let _ =
+                    reply.send(Err(super::ClientError::NetworkRejected { router: router.to_string(), net, reason }));
+            }
         }
     }
 

@@ -90,6 +90,18 @@ pub enum ClientError {
     /// The client has shut down.
     #[error("the client has shut down")]
     Closed,
+    /// A router on the way answered Reject-Message-To-Network (Clause
+    /// 6.4.4) for the device's network: a routing policy's refusal
+    /// (security-error), an unknown network, a busy router, ….
+    #[error("refused by the router at {router}: Reject-Message-To-Network for network {net} ({reason})")]
+    NetworkRejected {
+        /// The router that sent it (its link address).
+        router: String,
+        /// The network it refuses to reach.
+        net: u16,
+        /// Its reason.
+        reason: bacnet::enums::RejectMessageReason,
+    },
 }
 
 impl ClientError {

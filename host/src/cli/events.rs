@@ -165,30 +165,71 @@ fn notification_line(r: &crate::client::EventNotificationReceived) -> String {
     line
 }
 
-/// Run `trellis listen`: print every event notification this CLI receives
-/// (bind it where a Notification Class's recipient is, with --port).
+/// The local time now, as [`stamp`] prints a time stamp.
+fn now_stamp() -> String {
+    let unix_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let (date, time) = bacnet::civil::local_date_time(unix_ms, 0);
+    stamp(&TimeStamp::DateTime(date, time))
+}
+
+/// One line for a COV notification received unasked (a subscription of
+/// someone else's, a device's restart notification, Clause 19.3): time,
+/// object, each value by name, who sent it.
+pub(crate) fn cov_line(r: &crate::client::CovNotificationReceived) -> String {
+    let n = &r.notification;
+    let object = n.monitored_object;
+    let values: Vec<String> = n
+        .values
+        .iter()
+        .map(|v| format!("{}: {}", v.property, super::format::value(object.object_type, v.property, &v.value)))
+        .collect();
+    format!(
+        "{} {object} cov {} ({}) from {} process {}",
+        now_stamp(),
+        values.join(", "),
+        if r.confirmed { "confirmed" } else { "unconfirmed" },
+        n.initiating_device,
+        n.subscriber_process_identifier,
+    )
+}
+
+/// Run `trellis listen`: print every event and COV notification this CLI
+/// receives (bind it where a Notification Class's or the restart
+/// notification's recipient is, with --port).
 pub async fn run_listen(client: &Client, a: ListenArgs) -> Result<(), Failure> {
-    let mut notifications = client.event_notifications();
+    use tokio::sync::broadcast::error::RecvError;
+    let mut events = client.event_notifications();
+    let mut covs = client.cov_notifications();
     let deadline = a.duration.map(|s| tokio::time::Instant::now() + std::time::Duration::from_secs(s));
+    let until_deadline = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(until_deadline);
     let mut seen = 0u64;
-    eprintln!("listening for event notifications");
+    eprintln!("listening for event and COV notifications");
     while a.count.is_none_or(|n| seen < n) {
-        let next = async {
-            match deadline {
-                Some(d) => tokio::time::timeout_at(d, notifications.recv()).await.ok(),
-                None => Some(notifications.recv().await),
-            }
-        };
         tokio::select! {
-            r = next => match r {
-                None => break,
-                Some(Ok(r)) => {
+            r = events.recv() => match r {
+                Ok(r) => {
                     println!("{}", notification_line(&r));
                     seen += 1;
                 }
-                Some(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => eprintln!("{n} notifications missed (too many at once)"),
-                Some(Err(tokio::sync::broadcast::error::RecvError::Closed)) => break,
+                Err(RecvError::Lagged(n)) => eprintln!("{n} notifications missed (too many at once)"),
+                Err(RecvError::Closed) => break,
             },
+            r = covs.recv() => match r {
+                Ok(r) => {
+                    println!("{}", cov_line(&r));
+                    seen += 1;
+                }
+                Err(RecvError::Lagged(n)) => eprintln!("{n} notifications missed (too many at once)"),
+                Err(RecvError::Closed) => break,
+            },
+            _ = &mut until_deadline => break,
             _ = tokio::signal::ctrl_c() => break,
         }
     }

@@ -33,6 +33,9 @@ pub fn enum_name(object_type: ObjectType, property: PropertyIdentifier, v: u32) 
         PropertyIdentifier::SEGMENTATION_SUPPORTED => Segmentation(v).to_string(),
         PropertyIdentifier::SYSTEM_STATUS => DeviceStatus(v).to_string(),
         PropertyIdentifier::POLARITY => Polarity(v).to_string(),
+        PropertyIdentifier::LAST_RESTART_REASON => RestartReason(v).to_string(),
+        PropertyIdentifier::EVENT_TYPE => EventType(v).to_string(),
+        PropertyIdentifier::NOTIFY_TYPE => NotifyType(v).to_string(),
         PropertyIdentifier::PROPERTY_LIST => PropertyIdentifier(v).to_string(),
         PropertyIdentifier::PRESENT_VALUE
         | PropertyIdentifier::RELINQUISH_DEFAULT
@@ -165,6 +168,8 @@ mod tests {
         assert_eq!(value(ObjectType::ANALOG_INPUT, PropertyIdentifier::UNITS, &units), "degrees-celsius");
         let flags = AnyValue::primitive(Value::BitString(BitString::from_bits(&[false, true, false, true])));
         assert_eq!(value(bv, PropertyIdentifier::STATUS_FLAGS, &flags), "{fault, out-of-service}");
+        let reason = AnyValue::primitive(Value::Enumerated(2));
+        assert_eq!(value(ObjectType::DEVICE, PropertyIdentifier::LAST_RESTART_REASON, &reason), "warmstart");
         assert_eq!(with_units("21.5".into(), Some(EngineeringUnits::DEGREES_CELSIUS)), "21.5 degrees-celsius");
     }
 }

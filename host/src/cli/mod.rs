@@ -74,6 +74,10 @@ pub struct GlobalArgs {
     /// Broadcast address (default: 127.255.255.255 on loopback, else 255.255.255.255).
     #[arg(long, global = true)]
     pub broadcast: Option<Ipv4Addr>,
+    /// UDP port broadcasts (Who-Is, Who-Has, …) go to: the BACnet/IP
+    /// network's port, whatever the local --port [default: 47808].
+    #[arg(long, global = true, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub broadcast_port: Option<u16>,
     /// APDU timeout in milliseconds (1..=600000).
     #[arg(long, global = true, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub timeout_ms: u64,
@@ -220,11 +224,13 @@ pub enum Command {
     ///
     /// Example: trellis ack 192.168.1.20 analog-input,7 --source "Operator 1"
     Ack(events::AckArgs),
-    /// Print the event notifications this CLI receives as a Notification Class recipient.
+    /// Print the event and COV notifications this CLI receives as a recipient.
     ///
-    /// Bind where the recipient is (--port), e.g. trellis --port 47809 listen. One line per
-    /// notification: time stamp, object, notify type, transition, event type, class, priority,
-    /// confirmed or not (a confirmed one is acknowledged), the device and process, the message text.
+    /// Bind where the recipient is (--port), e.g. trellis --port 47809 listen: a Notification
+    /// Class's recipient, or a device's restart notification's. One line per event notification:
+    /// time stamp, object, notify type, transition, event type, class, priority, confirmed or not (a
+    /// confirmed one is acknowledged), the device and process, the message text. One line per COV
+    /// notification: the time received, object, `cov`, each value by name, the device and process.
     ///
     /// Example: trellis --port 47809 listen --count 10
     Listen(events::ListenArgs),
@@ -315,6 +321,7 @@ impl From<ClientError> for Failure {
             | ClientError::WriteFailed { .. }
             | ClientError::CreateFailed { .. }
             | ClientError::Reject(_)
+            | ClientError::NetworkRejected { .. }
             | ClientError::Abort { .. } => exit::BACNET,
             _ => exit::OTHER,
         };
@@ -373,6 +380,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let config = ClientConfig {
         bip: trellis_bip::BipConfig {
             broadcast: g.broadcast,
+            // A client joins the network on 47808 (or --broadcast-port) from
+            // whatever local port it has: its broadcasts go to the network's
+            // port, never to its own (issue 44).
+            broadcast_port: Some(g.broadcast_port.unwrap_or(trellis_bip::DEFAULT_PORT)),
             ..trellis_bip::BipConfig::from_cidr(&g.bind, g.port.unwrap_or(trellis_bip::DEFAULT_PORT))
                 .map_err(|e| Failure::usage(format!("--bind: {e}")))?
         },
@@ -385,6 +396,12 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     };
     let command = cli.command.unwrap_or(Command::Run(run::RunArgs::default()));
     if let Command::Run(a) = command {
+        if g.broadcast_port.is_some() {
+            return Err(Failure::usage(
+                "--broadcast-port is for the client commands: a gateway's BACnet/IP port broadcasts to its own \
+                 UDP port (the network's port, `port` in the configuration)",
+            ));
+        }
         let bind = (g.bind != DEFAULT_BIND).then(|| g.bind.clone());
         let port = g.port;
         return run::run(bind, port, a).await;
@@ -447,7 +464,6 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
             // still broadcasting to the network's port. Devices answer us directly.
             Err(e) if e.source.kind() == std::io::ErrorKind::AddrInUse && !port_given => {
                 let mut fallback = config;
-                fallback.bip.broadcast_port = Some(fallback.bip.bind.port());
                 fallback.bip.bind.set_port(0);
                 Client::bind(fallback).await.map_err(|e| Failure { code: exit::OTHER, message: e.to_string() })?
             }

@@ -273,3 +273,48 @@ fn read_until(addr: &str, object: &str, property: &str, want: &str) -> String {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// Issue 44: a client on any local port broadcasts its Who-Is to the
+/// network's port, 47808, not to its own. In a namespace of its own the
+/// gateway's embedded default serves on 127.0.0.1:47808, as on a user's
+/// machine; `--port 0` and `--port 47811` find it with and without
+/// `--global`.
+#[test]
+fn whois_from_any_local_port_broadcasts_to_47808() {
+    let _timing = crate::peers::shared_blocking();
+    let ns = crate::netns::Namespaces::create("cli", &["bcast"]);
+    let scratch = crate::scratch::Scratch::new("cli", "bcast");
+    let _gateway = crate::gateway::Gateway::start_in(ns.name("bcast"), &["run"], &scratch.0)
+        .unwrap_or_else(|log| panic!("the default gateway exited:\n{log}"));
+    for args in [
+        &["--port", "0", "whois"][..],
+        &["--port", "0", "whois", "--global"],
+        &["--port", "47811", "whois"],
+        &["--port", "47811", "whois", "--global"],
+        &["whois"],
+    ] {
+        let (ok, out) = ns.trellis("bcast", &[args, &["--wait", "2"]].concat());
+        assert!(ok && out.contains("389001"), "trellis {args:?} found no device 389001:\n{out}");
+    }
+}
+
+/// `--broadcast-port` names the network's port when it is not 47808; the
+/// gateway's own ports broadcast to their own port, so `run` refuses it.
+#[test]
+fn broadcast_port_reaches_a_network_on_another_port() {
+    let _timing = crate::peers::shared_blocking();
+    let scratch = crate::scratch::Scratch::new("cli", "bcast-port");
+    let port = free_port().to_string();
+    let _gateway = crate::gateway::Gateway::start(&["--port", &port, "run"], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited:\n{log}"));
+    for local in ["0", &free_port().to_string()] {
+        let o = Command::new(env!("CARGO_BIN_EXE_trellis"))
+            .args(["--port", local, "--broadcast-port", &port, "whois", "--wait", "2"])
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("389001"), "--port {local} --broadcast-port {port}: {}{}", stdout(&o), stderr(&o));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_trellis")).args(["--broadcast-port", "47809", "run"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--broadcast-port"), "{}", stderr(&o));
+}

@@ -15,6 +15,7 @@ mod cov_multiple;
 mod create_objects;
 mod crowd;
 mod ethernet;
+mod example_commands;
 mod examples;
 mod files;
 mod gateway;
