@@ -72,13 +72,8 @@ pub async fn run(client: &Client, a: CovArgs) -> Result<(), Failure> {
                     && n.notification.subscriber_process_identifier == a.process_id =>
                 {
                     seen += 1;
-                    let values: Vec<String> = n
-                        .notification
-                        .values
-                        .iter()
-                        .map(|v| format!("{}: {}", v.property, format::value(obj.object_type, v.property, &v.value)))
-                        .collect();
-                    println!("{obj} {} (time remaining {} s)", values.join(", "), n.notification.time_remaining);
+                    let values = format::property_values(obj.object_type, &n.notification.values);
+                    println!("{obj} {values} (time remaining {} s)", n.notification.time_remaining);
                 }
                 Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(k)) => eprintln!("warning: {k} notifications missed"),

@@ -119,22 +119,10 @@ pub async fn run_ack(client: &Client, a: AckArgs) -> Result<(), Failure> {
         println!("{o}: every transition is acknowledged");
         return Ok(());
     }
-    let unix_ms =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    let (date, time) = bacnet::civil::local_date_time(unix_ms, 0);
+    let now = now_local();
     for i in todo {
         let state = wanted.unwrap_or(states[i]);
-        client
-            .acknowledge_alarm(
-                &dev,
-                a.process,
-                o,
-                state,
-                s.event_time_stamps[i],
-                &a.source,
-                TimeStamp::DateTime(date, time),
-            )
-            .await?;
+        client.acknowledge_alarm(&dev, a.process, o, state, s.event_time_stamps[i], &a.source, now).await?;
         println!("{o}: {} acknowledged", TRANSITIONS[i]);
     }
     Ok(())
@@ -165,12 +153,13 @@ fn notification_line(r: &crate::client::EventNotificationReceived) -> String {
     line
 }
 
-/// The local time now, as [`stamp`] prints a time stamp.
-fn now_stamp() -> String {
+/// The local time now, as a BACnet time stamp (an acknowledgment's, a
+/// received notification's).
+fn now_local() -> TimeStamp {
     let unix_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     let (date, time) = bacnet::civil::local_date_time(unix_ms, 0);
-    stamp(&TimeStamp::DateTime(date, time))
+    TimeStamp::DateTime(date, time)
 }
 
 /// One line for a COV notification received unasked (a subscription of
@@ -179,15 +168,10 @@ fn now_stamp() -> String {
 pub(crate) fn cov_line(r: &crate::client::CovNotificationReceived) -> String {
     let n = &r.notification;
     let object = n.monitored_object;
-    let values: Vec<String> = n
-        .values
-        .iter()
-        .map(|v| format!("{}: {}", v.property, super::format::value(object.object_type, v.property, &v.value)))
-        .collect();
     format!(
         "{} {object} cov {} ({}) from {} process {}",
-        now_stamp(),
-        values.join(", "),
+        stamp(&now_local()),
+        super::format::property_values(object.object_type, &n.values),
         if r.confirmed { "confirmed" } else { "unconfirmed" },
         n.initiating_device,
         n.subscriber_process_identifier,

@@ -146,6 +146,13 @@ pub fn value(object_type: ObjectType, property: PropertyIdentifier, v: &AnyValue
     }
 }
 
+/// A notification's values, `property: value` joined by commas.
+pub fn property_values(object_type: ObjectType, values: &[bacnet::services::PropertyValue]) -> String {
+    let each: Vec<String> =
+        values.iter().map(|v| format!("{}: {}", v.property, value(object_type, v.property, &v.value))).collect();
+    each.join(", ")
+}
+
 /// Format a value followed by its units, when `units` is known.
 pub fn with_units(text: String, units: Option<EngineeringUnits>) -> String {
     match units {
