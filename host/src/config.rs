@@ -414,6 +414,9 @@ pub struct DeviceSection {
     /// (its manifest asks for `create_objects`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_objects: Vec<String>,
+    /// `[device.persistence]`: keep what clients wrote across restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence: Option<crate::persistence_config::PersistenceSection>,
 }
 
 /// One `[[device.file]]`: a File object (Clause 12.13) the host serves from
@@ -901,6 +904,7 @@ impl Default for DeviceSection {
             calendars: Vec::new(),
             restart_notification_recipients: Vec::new(),
             create_objects: Vec::new(),
+            persistence: None,
         }
     }
 }

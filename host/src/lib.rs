@@ -26,6 +26,7 @@ pub mod local_points;
 pub mod mqtt_bridge;
 pub mod network_port;
 pub mod notification_config;
+pub mod persistence_config;
 pub mod schedule_config;
 pub use trellis_model as model;
 pub mod offload;

@@ -14,6 +14,7 @@
 
 mod changes;
 mod clock;
+mod record;
 pub mod latency;
 
 pub use changes::{AckRequired, ChangeFeed, Changes, EventTransition, MAX_PENDING_EVENTS};

@@ -51,6 +51,7 @@ use super::engine::PluginEngine;
 use super::host_imports::HostImports;
 use super::limits::{LimitHits, Limits, StoreLimiter};
 use super::log::PluginLog;
+use super::persisted::DiskState;
 use super::restart::{RestartPolicy, Restarts, Verdict};
 use super::state::PluginState;
 use super::wasi::{self, DataDir};
@@ -369,6 +370,8 @@ struct Core {
     started: bool,
     /// The last failure, told to calls while no instance runs.
     last_failure: Option<ModelError>,
+    /// The device's state on disk, while this instance serves it.
+    disk: Option<DiskState>,
 }
 
 impl Core {
@@ -387,6 +390,7 @@ impl Core {
             call_abandoned: false,
             started: false,
             last_failure: None,
+            disk: None,
         }
     }
 }
@@ -497,7 +501,7 @@ impl Instance {
         if r.is_ok() {
             // The journal holds writes only: a snapshot keeps the
             // acknowledgment across a restart (acknowledgments are rare).
-            let _ = self.take_snapshot(&mut core).await;
+            let _ = self.take_snapshot(&mut core, true).await;
         }
         Ok(r.map_err(convert::error_from_wit))
     }
@@ -541,7 +545,7 @@ impl Instance {
                 // Acknowledged only once it is in a snapshot: a failed
                 // snapshot restarts the instance without the object, and
                 // the client hears of the failure.
-                self.take_snapshot(&mut core).await?;
+                self.take_snapshot(&mut core, true).await?;
                 Ok(id)
             }
             Err((error, first_failed)) => {
@@ -559,7 +563,7 @@ impl Instance {
         let call = Call::Delete(convert::object_id_to_wit(object));
         let Answer::Delete(r) = self.call(&mut core, call).await? else { unreachable!() };
         if r.is_ok() {
-            self.take_snapshot(&mut core).await?;
+            self.take_snapshot(&mut core, true).await?;
         }
         Ok(r.map_err(convert::error_from_wit))
     }
@@ -580,10 +584,14 @@ impl Instance {
                 core.journal.push(w.clone());
             }
         }
+        if let Some(disk) = core.disk.as_mut() {
+            let accepted = writes.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(w, _)| w);
+            disk.append(&self.spec.name, accepted);
+        }
         if core.journal.len() >= JOURNAL_WRITES || core.journal_octets >= JOURNAL_OCTETS {
             // The writes are in the journal: a failed snapshot loses nothing
             // (the restart replays them), so it does not fail this call.
-            let _ = self.take_snapshot(&mut core).await;
+            let _ = self.take_snapshot(&mut core, false).await;
         }
         Ok(results)
     }
@@ -593,7 +601,7 @@ impl Instance {
         let mut core = self.ready().await?;
         self.call(&mut core, Call::Tick(convert::datetime_to_wit(now))).await?;
         if core.last_snapshot.elapsed() >= self.spec.snapshot_interval {
-            self.take_snapshot(&mut core).await?;
+            self.take_snapshot(&mut core, false).await?;
         }
         Ok(())
     }
@@ -602,7 +610,7 @@ impl Instance {
     pub async fn export(&self) -> Result<Vec<u8>, ModelError> {
         let mut core = self.ready().await?;
         let Answer::Export(state) = self.call(&mut core, Call::Export).await? else { unreachable!() };
-        self.keep_snapshot(&mut core, Arc::from(state.as_slice()));
+        self.keep_snapshot(&mut core, Arc::from(state.as_slice()), false);
         Ok(state)
     }
 
@@ -619,7 +627,7 @@ impl Instance {
         let mut core = self.ready().await?;
         let Answer::Import(r) = self.call(&mut core, Call::Import(state)).await? else { unreachable!() };
         if r.is_ok() {
-            self.keep_snapshot(&mut core, Arc::from(state));
+            self.keep_snapshot(&mut core, Arc::from(state), true);
         }
         Ok(r)
     }
@@ -837,7 +845,7 @@ impl Instance {
         tracing::info!(plugin = &*self.spec.name, writes = journal.len(), "replayed the write journal");
         match self.invoke(core, Call::Export).await {
             Ok(Answer::Export(state)) => {
-                self.keep_snapshot(core, Arc::from(state));
+                self.keep_snapshot(core, Arc::from(state), true);
                 Ok(())
             }
             Ok(_) => unreachable!(),
@@ -849,10 +857,10 @@ impl Instance {
         }
     }
 
-    async fn take_snapshot(&self, core: &mut Core) -> Result<(), ModelError> {
+    async fn take_snapshot(&self, core: &mut Core, forced: bool) -> Result<(), ModelError> {
         match self.invoke(core, Call::Export).await {
             Ok(Answer::Export(state)) => {
-                self.keep_snapshot(core, Arc::from(state));
+                self.keep_snapshot(core, Arc::from(state), forced);
                 Ok(())
             }
             Ok(_) => unreachable!(),
@@ -863,12 +871,32 @@ impl Instance {
         }
     }
 
-    fn keep_snapshot(&self, core: &mut Core, state: Arc<[u8]>) {
+    fn keep_snapshot(&self, core: &mut Core, state: Arc<[u8]>, forced: bool) {
         core.snapshot = Some(state);
         core.last_snapshot = Instant::now();
         core.journal.clear();
         core.journal_octets = 0;
         self.health.snapshots.fetch_add(1, Ordering::Relaxed);
+        if let (Some(disk), Some(state)) = (core.disk.as_mut(), core.snapshot.as_ref()) {
+            disk.keep(&self.spec.name, &self.info, state, forced);
+        }
+    }
+
+    /// Serve the device's state on disk from now on: it gets this
+    /// instance's state at once (a snapshot), then every accepted write.
+    /// An instance that is not running takes it when it starts again.
+    pub async fn attach_disk(&self, disk: DiskState) -> Result<(), ModelError> {
+        let mut core = self.core.lock().await;
+        core.disk = Some(disk);
+        drop(core);
+        let mut core = self.ready().await?;
+        self.take_snapshot(&mut core, true).await
+    }
+
+    /// Stop writing the device's state (it goes to the instance that
+    /// serves next, `attach_disk`).
+    pub async fn detach_disk(&self) -> Option<DiskState> {
+        self.core.lock().await.disk.take()
     }
 }
 

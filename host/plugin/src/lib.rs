@@ -61,6 +61,7 @@ pub mod policy;
 mod restart;
 pub mod routing;
 pub mod signing;
+mod persisted;
 mod state;
 mod wasi;
 
@@ -205,6 +206,21 @@ struct Inner {
     /// The runtime of the thread the device runs on (its shard), where a
     /// swap moves the state: there it waits for no other thread.
     home: std::sync::OnceLock<tokio::runtime::Handle>,
+    /// The counters of the device's state on disk, once persisted.
+    disk: std::sync::OnceLock<Arc<persisted::DiskCounters>>,
+}
+
+/// What [`PluginModel::persist`] took from disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Who exported the saved state that was imported ("name version").
+    pub state_from: Option<String>,
+    /// Why the saved state was refused, when it was.
+    pub state_refused: Option<String>,
+    /// Journaled writes applied after it.
+    pub writes_applied: usize,
+    /// Journaled writes left out (refused now, or undecodable).
+    pub writes_dropped: usize,
 }
 
 impl std::fmt::Debug for PluginModel {
@@ -288,6 +304,7 @@ impl PluginModel {
                 changes,
                 cache,
                 home: std::sync::OnceLock::new(),
+                disk: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -397,6 +414,12 @@ impl PluginModel {
             // version starts from what a restart would have started from.
             Err(broken) => self.take_over_saved_state(&outgoing, &incoming, &broken).await?,
         }
+        // The device's state on disk follows the version that serves it.
+        if let Some(disk) = outgoing.detach_disk().await
+            && let Err(e) = incoming.attach_disk(disk).await
+        {
+            tracing::warn!(plugin = &*self.inner.name, "the new version could not snapshot its state to disk yet: {e}");
+        }
         let info = incoming.info().clone();
         let old = std::mem::replace(&mut *self.inner.active.write().unwrap_or_else(PoisonError::into_inner), incoming);
         let pause = paused.elapsed();
@@ -451,12 +474,125 @@ impl PluginModel {
         let state: Option<Arc<[u8]>> = if keep_state { Some(old.export().await?.into()) } else { None };
         let failed = |detail: String| ModelError::RestartFailed { plugin: self.inner.name.to_string(), detail };
         let fresh = old.restart(state).await.map_err(|e| failed(e.to_string()))?;
+        if let Some(disk) = old.detach_disk().await
+            && let Err(e) = fresh.attach_disk(disk).await
+        {
+            tracing::warn!(plugin = &*self.inner.name, "the restarted instance could not snapshot its state to disk yet: {e}");
+        }
         *self.inner.active.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
         if !keep_state {
             // Everything may differ now: the object list and every value.
             self.inner.changes.objects_changed();
         }
         Ok(())
+    }
+
+    /// Keep the device's state on disk from now on (issue 42), starting
+    /// from what `journal` held: the saved state is imported, the writes
+    /// journaled after it are applied in order, then the journal takes a
+    /// snapshot of the result and every write accepted later. Called once,
+    /// before the device serves. Never fails: damage the journal reported,
+    /// a state this version refuses (set aside beside the journal) and
+    /// writes it no longer accepts are logged and left out — the device
+    /// starts from its configured state for whatever could not be taken.
+    pub async fn persist(&self, journal: trellis_persist::Journal, recovered: trellis_persist::Recovered) -> Restored {
+        let _w = self.inner.writes.write().await;
+        let name = &*self.inner.name;
+        for note in &recovered.notes {
+            if note.damage {
+                tracing::warn!(plugin = name, "{}", note.text);
+            } else {
+                tracing::info!(plugin = name, "{}", note.text);
+            }
+        }
+        let active = self.active();
+        let disk = persisted::DiskState::new(journal);
+        let _ = self.inner.disk.set(disk.counters());
+        let mut restored = Restored::default();
+        if let Some(saved) = &recovered.snapshot {
+            let refusal = match persisted::open_envelope(saved) {
+                Err(why) => Some(("an unknown version".to_string(), why)),
+                Ok((by, state)) => match active.import(state).await {
+                    Ok(Ok(())) => {
+                        restored.state_from = Some(by);
+                        None
+                    }
+                    Ok(Err(reason)) => Some((by, reason)),
+                    Err(e) => Some((by, e.to_string())),
+                },
+            };
+            if let Some((by, reason)) = refusal {
+                let aside = match disk.journal().set_aside("refused") {
+                    Ok(Some(p)) => format!("set aside as {}", p.display()),
+                    Ok(None) => "nothing to set aside".into(),
+                    Err(e) => format!("could not be set aside: {e}"),
+                };
+                let me = active.info();
+                tracing::warn!(
+                    plugin = name,
+                    "{} {} refused the saved state exported by {by} ({reason}): starting from the configured state;                      the saved state {aside}",
+                    me.name,
+                    me.version
+                );
+                restored.state_refused = Some(reason);
+            }
+        }
+        let mut writes = Vec::with_capacity(recovered.records.len());
+        for r in &recovered.records {
+            match PropertyWrite::from_record(r) {
+                Ok(w) => writes.push(w),
+                Err(e) => {
+                    tracing::warn!(plugin = name, "a journaled write does not decode ({e}): left out");
+                    restored.writes_dropped += 1;
+                }
+            }
+        }
+        for chunk in writes.chunks(64) {
+            let results = match active.write(chunk).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(plugin = name, "{} journaled writes are left out: {e}", chunk.len());
+                    restored.writes_dropped += chunk.len();
+                    continue;
+                }
+            };
+            for (w, r) in chunk.iter().zip(results) {
+                match r {
+                    Ok(()) => restored.writes_applied += 1,
+                    Err(e) => {
+                        restored.writes_dropped += 1;
+                        tracing::warn!(
+                            plugin = name,
+                            "a journaled write is left out: {} property {} at priority {}: the plugin refuses it                              now ({}/{})",
+                            w.target.object,
+                            w.target.property,
+                            w.priority.unwrap_or(16),
+                            e.class,
+                            e.code
+                        );
+                    }
+                }
+            }
+        }
+        if let Err(e) = active.attach_disk(disk).await {
+            tracing::warn!(plugin = name, "could not snapshot the restored state to disk yet: {e}");
+        }
+        tracing::info!(
+            plugin = name,
+            "state restored from disk: {}, {} journaled writes applied, {} left out",
+            restored.state_from.as_deref().unwrap_or("no saved state"),
+            restored.writes_applied,
+            restored.writes_dropped
+        );
+        restored
+    }
+
+    /// Appends, snapshots and failures of the state on disk, when
+    /// [`persist`](Self::persist) was called.
+    pub fn disk_counters(&self) -> Option<(u64, u64, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = self.inner.disk.get()?;
+        Some((c.appended.load(Relaxed), c.snapshots.load(Relaxed), c.failures.load(Relaxed)))
     }
 
     /// The clock the plugin reads (shared with its successors).

@@ -120,6 +120,8 @@ pub struct Server<M> {
     requests: super::request_metrics::RequestMetrics,
     /// An acknowledged ReinitializeDevice: Some(cold start).
     pending_restart: std::sync::Mutex<Option<bool>>,
+    /// The host objects' state on disk, once [`Server::persist`] ran.
+    retained: std::sync::OnceLock<super::retained::Retained>,
 }
 
 /// How a request failed before an answer could be encoded.
@@ -181,7 +183,25 @@ impl<M: ObjectModel> Server<M> {
             stats: ServerStats::default(),
             requests: Default::default(),
             pending_restart: Default::default(),
+            retained: Default::default(),
         }
+    }
+
+    /// Journal an accepted change to the host's objects, when they are
+    /// kept on disk (`record` runs only then).
+    pub(super) fn retain(&self, record: impl FnOnce() -> super::retained::Record) {
+        if let Some(r) = self.retained.get() {
+            r.record(&record());
+        }
+    }
+
+    pub(super) fn set_retained(&self, retained: super::retained::Retained) {
+        let _ = self.retained.set(retained);
+    }
+
+    /// Changes to the host's objects the disk refused (`None`: not kept on disk).
+    pub fn retained_failures(&self) -> Option<u64> {
+        self.retained.get().map(|r| r.failures())
     }
 
     /// The alarm notifier's counters and queue.
@@ -623,19 +643,41 @@ impl<M: ObjectModel> Server<M> {
         self.cov.subscribe_cov_property_multiple(peer, &r, found).map_err(Failure::CovMultipleError)
     }
 
-    async fn subscribe_cov(&self, peer: &DeviceAddress, r: SubscribeCOVRequest) -> Result<(), Failure> {
+    pub(super) async fn subscribe_cov(&self, peer: &DeviceAddress, r: SubscribeCOVRequest) -> Result<(), Failure> {
         let found = self.find_monitored(r.monitored_object, P::PRESENT_VALUE, None).await?;
-        self.cov.subscribe_cov(peer, &r, found).map_err(Failure::Error)
+        self.cov.subscribe_cov(peer, &r, found).map_err(Failure::Error)?;
+        self.retain_subscription(peer, S::SUBSCRIBE_COV, &r);
+        Ok(())
     }
 
-    async fn subscribe_cov_property(
+    pub(super) async fn subscribe_cov_property(
         &self,
         peer: &DeviceAddress,
         r: SubscribeCOVPropertyRequest,
     ) -> Result<(), Failure> {
         let p = r.monitored_property;
         let found = self.find_monitored(r.monitored_object, p.property, p.array_index).await?;
-        self.cov.subscribe_cov_property(peer, &r, found).map_err(Failure::Error)
+        self.cov.subscribe_cov_property(peer, &r, found).map_err(Failure::Error)?;
+        self.retain_subscription(peer, S::SUBSCRIBE_COV_PROPERTY, &r);
+        Ok(())
+    }
+
+    /// A subscription (or cancellation) kept on disk, unless its subscriber
+    /// is inside the gateway (it subscribes again when it starts).
+    fn retain_subscription(&self, peer: &DeviceAddress, service: S, r: &impl ServiceCodec) {
+        if matches!(peer.link, trellis_net::LinkAddress::Local(_)) {
+            return;
+        }
+        self.retain(|| {
+            let mut body = Vec::new();
+            r.encode(&mut body);
+            super::retained::Record::Cov {
+                subscriber: peer.to_string(),
+                service: service.0,
+                accepted: super::retained::unix_now(),
+                body,
+            }
+        });
     }
 
     /// Read what the COV table needs of `objects` (one model call) and
@@ -902,17 +944,25 @@ impl<M: ObjectModel> Server<M> {
         }
     }
 
-    async fn write_property(&self, r: WritePropertyRequest) -> Result<(), Failure> {
+    pub(super) async fn write_property(&self, r: WritePropertyRequest) -> Result<(), Failure> {
         let target = self.ids.inbound_target(PropertyTarget {
             object: r.object,
             property: r.property,
             array_index: r.array_index,
         });
+        let retained = |r: &WritePropertyRequest| {
+            let target = PropertyTarget { object: r.object, property: r.property, array_index: r.array_index };
+            super::retained::Record::Write(PropertyWrite { target, value: r.value.clone(), priority: r.priority })
+        };
         if let Some(classes) = self.host.notification_class(r.object) {
-            return classes.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error);
+            classes.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error)?;
+            self.retain(|| retained(&r));
+            return Ok(());
         }
         if let Some(schedules) = self.host.schedule(r.object) {
-            return schedules.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error);
+            schedules.write(r.object, r.property, r.array_index, &r.value).map_err(Failure::Error)?;
+            self.retain(|| retained(&r));
+            return Ok(());
         }
         if let Some(files) = self.host.file(r.object) {
             if r.array_index.is_some() {
@@ -930,7 +980,9 @@ impl<M: ObjectModel> Server<M> {
                     code: ErrorCode::PROPERTY_IS_NOT_AN_ARRAY,
                 }));
             }
-            return self.host.restart.write_recipients(&r.value).map_err(Failure::Error);
+            self.host.restart.write_recipients(&r.value).map_err(Failure::Error)?;
+            self.retain(|| retained(&r));
+            return Ok(());
         }
         if (target.object == self.ids.model && HostDevice::owns(r.property))
             || self.host.network_port(r.object).is_some()
@@ -956,7 +1008,7 @@ impl<M: ObjectModel> Server<M> {
     /// applies the initial values all or nothing. Refused before the model
     /// is asked: a type not allowed (object/dynamic-creation-not-supported)
     /// and a device at its object limit (resources/no-space-for-object).
-    async fn create_object(&self, r: bacnet::services::CreateObjectRequest) -> Result<Vec<u8>, Failure> {
+    pub(super) async fn create_object(&self, r: bacnet::services::CreateObjectRequest) -> Result<Vec<u8>, Failure> {
         use bacnet::services::{CreateObjectError, ObjectSpecifier};
         let object_type = match r.object {
             ObjectSpecifier::Type(t) => t,
@@ -973,6 +1025,12 @@ impl<M: ObjectModel> Server<M> {
         if super::schedule::HOST_CREATABLE.contains(&object_type) || !self.host.config.creatable.contains(&object_type)
         {
             let id = self.host.schedules.create(r.object, &r.initial_values).map_err(Failure::CreateError)?;
+            self.retain(|| {
+                super::retained::Record::Create(bacnet::services::CreateObjectRequest {
+                    object: ObjectSpecifier::Identifier(id),
+                    initial_values: r.initial_values.clone(),
+                })
+            });
             self.database_changed();
             return Ok(bacnet::services::CreateObjectAck(id).to_vec());
         }
@@ -1006,9 +1064,10 @@ impl<M: ObjectModel> Server<M> {
     /// (the model decides which of them may go: its configured objects, as
     /// a rule, may not). Its COV subscriptions end with it. Any other
     /// object: object/object-deletion-not-permitted, or object/unknown-object.
-    async fn delete_object(&self, o: ObjectIdentifier) -> Result<(), Failure> {
+    pub(super) async fn delete_object(&self, o: ObjectIdentifier) -> Result<(), Failure> {
         if self.host.schedules.has(o) {
             self.host.schedules.delete(o).map_err(Failure::Error)?;
+            self.retain(|| super::retained::Record::Delete(o));
             self.database_changed();
             return Ok(());
         }
@@ -1035,12 +1094,7 @@ impl<M: ObjectModel> Server<M> {
     /// by the path a WriteProperty from the network takes; the refusal as
     /// text for the log.
     pub(crate) async fn write_as_device(&self, r: WritePropertyRequest) -> Result<(), String> {
-        match self.write_property(r).await {
-            Ok(()) => Ok(()),
-            Err(Failure::Error(e)) => Err(format!("{}/{}", e.class, e.code)),
-            Err(Failure::Abort(reason)) => Err(format!("abort {reason}")),
-            Err(_) => Err("refused".into()),
-        }
+        self.write_property(r).await.map_err(refusal_text)
     }
 
     async fn write_property_multiple(&self, r: WritePropertyMultipleRequest) -> Result<(), Failure> {
@@ -1084,6 +1138,16 @@ impl<M: ObjectModel> Server<M> {
 /// What a read of an object whose plugin is disabled answers: the object is
 /// out of service with a fault and a communication failure; any other
 /// property is device/operational-problem.
+/// A refusal as text for the log.
+pub(super) fn refusal_text(f: Failure) -> String {
+    match f {
+        Failure::Error(e) => format!("{}/{}", e.class, e.code),
+        Failure::CreateError(e) => format!("{}/{}", e.error.class, e.error.code),
+        Failure::Abort(reason) => format!("abort {reason}"),
+        _ => "refused".into(),
+    }
+}
+
 fn disabled_reads(t: PropertyTarget) -> Vec<PropertyRead> {
     use bacnet::{BitString, Reliability, Value};
     let one = |property: P| {

@@ -38,6 +38,7 @@ mod outbox;
 mod read_range;
 pub mod request_metrics;
 pub mod restart;
+pub mod retained;
 mod router_node;
 mod sc;
 pub mod schedule;

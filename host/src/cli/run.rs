@@ -177,6 +177,7 @@ impl Started {
 /// on the devices' threads. Returns once every port is bound and every
 /// plugin answers.
 pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyhow::Result<Started> {
+    crate::persistence_config::check_distinct(config.devices.iter().map(|d| d.persistence.as_ref()), &base)?;
     let engine_cache = config.engine.cache_dir.clone().or(crate::plugin::EngineConfig::default().cache_dir);
     let engine_config = crate::plugin::EngineConfig {
         cache_dir: engine_cache.clone(),
@@ -250,6 +251,20 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
         let (model, bip, mut server_config, base_config, provenance) =
             start_device(&engine, d, i, &base, &config.policy).await?;
         model.set_home(shard.handle().clone());
+        // What clients wrote before the last stop comes back before the
+        // device serves (the model's first: its objects may be created ones).
+        let journals = match &d.persistence {
+            Some(p) => Some(p.open(&base).with_context(|| format!("device {}", i + 1))?),
+            None => None,
+        };
+        let (journals, host_journal) = match journals {
+            Some(j) => {
+                let (journal, recovered) = j.model;
+                model.persist(journal, recovered).await;
+                (Some(j.dir), Some(j.host))
+            }
+            None => (None, None),
+        };
         let info = model.describe();
         let objects = model.objects().await.context("listing the plugin's objects")?.len();
         // The port is bound before the device is built: its Network Port
@@ -320,6 +335,12 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
             (None, None, None) => Vec::new(),
         };
         let server = std::sync::Arc::new(build(model.clone(), server_config, d.vendor_id).await?);
+        if let Some((journal, recovered)) = host_journal {
+            server.persist(journal, recovered).await;
+            if let Some(dir) = &journals {
+                tracing::info!(device = server.device_id().instance, "keeping what clients write in {}", dir.display());
+            }
+        }
         served.push(server.clone());
         let instance = server.device_id().instance;
         let (port, on) = if routed[i] {
