@@ -305,6 +305,19 @@ pub(crate) fn apply(store: &mut Store, state: &State) {
             crate::host::log(crate::host::LogLevel::Warn, &format!("created object {id} ({name}) not restored: {why}"));
         }
     }
+    // What this version does not have is dropped, and said (once).
+    let dropped: Vec<String> = state
+        .objects
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| *id != store.device_id() && !store.objects.contains_key(id) && !store.trend_logs.contains_key(id))
+        .map(|id| id.to_string())
+        .collect();
+    if !dropped.is_empty() {
+        let list = dropped.join(", ");
+        let message = format!("state of {} objects this version does not have dropped: {list}", dropped.len());
+        crate::host::log(crate::host::LogLevel::Warn, &message);
+    }
     for (id, props) in &state.objects {
         // A created object's creation-only properties first (its states
         // decide which values fit), then Out_Of_Service (it decides whether
