@@ -79,7 +79,10 @@ impl PersistenceSection {
 }
 
 /// Refuse two devices keeping their state in one directory.
-pub fn check_distinct<'a>(sections: impl Iterator<Item = Option<&'a PersistenceSection>>, base: &Path) -> anyhow::Result<()> {
+pub fn check_distinct<'a>(
+    sections: impl Iterator<Item = Option<&'a PersistenceSection>>,
+    base: &Path,
+) -> anyhow::Result<()> {
     let mut seen = std::collections::BTreeMap::new();
     for (i, s) in sections.enumerate() {
         let Some(s) = s else { continue };

@@ -14,8 +14,8 @@
 
 mod changes;
 mod clock;
-mod record;
 pub mod latency;
+mod record;
 
 pub use changes::{AckRequired, ChangeFeed, Changes, EventTransition, MAX_PENDING_EVENTS};
 pub use clock::HostClock;

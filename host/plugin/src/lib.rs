@@ -57,11 +57,11 @@ mod host_imports;
 mod instance;
 mod limits;
 mod log;
+mod persisted;
 pub mod policy;
 mod restart;
 pub mod routing;
 pub mod signing;
-mod persisted;
 mod state;
 mod wasi;
 
@@ -477,7 +477,10 @@ impl PluginModel {
         if let Some(disk) = old.detach_disk().await
             && let Err(e) = fresh.attach_disk(disk).await
         {
-            tracing::warn!(plugin = &*self.inner.name, "the restarted instance could not snapshot its state to disk yet: {e}");
+            tracing::warn!(
+                plugin = &*self.inner.name,
+                "the restarted instance could not snapshot its state to disk yet: {e}"
+            );
         }
         *self.inner.active.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
         if !keep_state {

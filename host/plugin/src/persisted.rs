@@ -64,13 +64,7 @@ pub struct DiskState {
 impl DiskState {
     /// Write through `journal` from now on.
     pub fn new(journal: Journal) -> Self {
-        DiskState {
-            journal,
-            written: None,
-            written_at: Instant::now(),
-            counters: Arc::default(),
-            record: Vec::new(),
-        }
+        DiskState { journal, written: None, written_at: Instant::now(), counters: Arc::default(), record: Vec::new() }
     }
 
     /// Its counters (shared: they move with it).

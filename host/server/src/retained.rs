@@ -24,14 +24,16 @@
 //! disk failed: then it is logged and counted, and the change holds until
 //! a restart), or let a record from the disk panic the host.
 
+use super::dispatch::{Server, refusal_text};
 use bacnet::ObjectIdentifier;
 use bacnet::enums::ConfirmedServiceChoice as S;
-use bacnet::services::{CreateObjectRequest, ObjectSpecifier, ServiceCodec, SubscribeCOVPropertyRequest, SubscribeCOVRequest};
+use bacnet::services::WritePropertyRequest;
+use bacnet::services::{
+    CreateObjectRequest, ObjectSpecifier, ServiceCodec, SubscribeCOVPropertyRequest, SubscribeCOVRequest,
+};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
-use super::dispatch::{Server, refusal_text};
-use bacnet::services::WritePropertyRequest;
 use trellis_model::{ObjectModel, PropertyWrite};
 use trellis_net::DeviceAddress;
 use trellis_persist::{Journal, Recovered};
@@ -298,7 +300,9 @@ impl<M: ObjectModel> Server<M> {
                     };
                     self.write_property(request).await.map(|()| Some(r.clone())).map_err(refusal_text)
                 }
-                Record::Create(request) => self.create_object(request.clone()).await.map(|_| Some(r.clone())).map_err(refusal_text),
+                Record::Create(request) => {
+                    self.create_object(request.clone()).await.map(|_| Some(r.clone())).map_err(refusal_text)
+                }
                 Record::Delete(o) => self.delete_object(*o).await.map(|()| Some(r.clone())).map_err(refusal_text),
                 Record::Cov { subscriber, service, accepted, body } => {
                     self.resubscribe(subscriber, *service, *accepted, body, now).await
@@ -428,7 +432,10 @@ mod tests {
                 priority: None,
             }),
             Record::Create(CreateObjectRequest {
-                object: ObjectSpecifier::Identifier(ObjectIdentifier { object_type: ObjectType::CALENDAR, instance: 9 }),
+                object: ObjectSpecifier::Identifier(ObjectIdentifier {
+                    object_type: ObjectType::CALENDAR,
+                    instance: 9,
+                }),
                 initial_values: vec![PropertyValue {
                     property: P::OBJECT_NAME,
                     array_index: None,
@@ -437,17 +444,22 @@ mod tests {
                 }],
             }),
             Record::Delete(nc(3)),
-            Record::Cov { subscriber: "127.0.0.1:47809".into(), service: 5, accepted: 1_700_000_000, body: {
-                let mut b = Vec::new();
-                SubscribeCOVRequest {
-                    subscriber_process_identifier: 4,
-                    monitored_object: nc(1),
-                    issue_confirmed_notifications: Some(false),
-                    lifetime: Some(600),
-                }
-                .encode(&mut b);
-                b
-            } },
+            Record::Cov {
+                subscriber: "127.0.0.1:47809".into(),
+                service: 5,
+                accepted: 1_700_000_000,
+                body: {
+                    let mut b = Vec::new();
+                    SubscribeCOVRequest {
+                        subscriber_process_identifier: 4,
+                        monitored_object: nc(1),
+                        issue_confirmed_notifications: Some(false),
+                        lifetime: Some(600),
+                    }
+                    .encode(&mut b);
+                    b
+                },
+            },
         ];
         for r in &records {
             assert_eq!(&Record::decode(&r.encode()).unwrap(), r);

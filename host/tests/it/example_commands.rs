@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Programs a documented command line may start with.
-const PROGRAMS: &[&str] = &["trellis", "mosquitto", "mosquitto_sub", "mosquitto_pub", "curl", "sudo"];
+const PROGRAMS: &[&str] = &["trellis", "mosquitto", "mosquitto_sub", "mosquitto_pub", "curl", "sudo", "pkill"];
 
 /// The command lines of an example's header comment: lines of the leading
 /// comment block indented by three spaces that start with one of
@@ -213,6 +213,14 @@ const PLANS: &[Plan] = &[
         file: "notification-classes.toml",
         setting: Loopback,
         expect: &[("notification-class,1", Prints("recipient-list"))],
+    },
+    Plan {
+        file: "persistence.toml",
+        setting: Loopback,
+        expect: &[
+            ("priority-array", Prints("null, null, 36, null")),
+            ("read 127.0.0.1 analog-value,1 present-value", Prints("36")),
+        ],
     },
     Plan {
         file: "opcua-client.toml",
@@ -741,6 +749,7 @@ examples_run_as_documented! {
     mstp_rs485_runs_as_documented: "mstp-rs485.toml",
     mstp_trunk_runs_as_documented: "mstp-trunk.toml",
     notification_classes_runs_as_documented: "notification-classes.toml",
+    persistence_runs_as_documented: "persistence.toml",
     opcua_client_runs_as_documented: "opcua-client.toml",
     opcua_server_runs_as_documented: "opcua-server.toml",
     remote_points_runs_as_documented: "remote-points.toml",

@@ -31,6 +31,7 @@ mod netns;
 mod notification_class;
 mod opcua;
 mod peers;
+mod persistence;
 mod plugin;
 mod read_range;
 mod restart;
