@@ -70,7 +70,7 @@ START=$(date +%s)
 run clients $STRESS clients --target all --rounds $ROUNDS --step-secs 1 --warmup-ms $WARMUP_MS --timeout-ms 1000
 run objects $STRESS objects --target all --rounds $OBJECT_ROUNDS --step-secs $OBJECT_SECS --warmup-ms $WARMUP_MS
 run segmentation $STRESS segmentation --target all --step-secs $SHORT_SECS --warmup-ms $WARMUP_MS
-run mixed $STRESS mixed --target all --step-secs $STEP_SECS --warmup-ms $WARMUP_MS
+run mixed $STRESS mixed --target all --journal --step-secs $STEP_SECS --warmup-ms $WARMUP_MS
 run cov $STRESS cov --target all --step-secs $STEP_SECS
 run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS

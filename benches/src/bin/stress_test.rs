@@ -83,6 +83,10 @@ enum Scenario {
         /// KIND:WEIGHT for read, rpm, write, subscribe, who-is.
         #[arg(long, default_value = "read:60,rpm:15,write:10,subscribe:10,who-is:5")]
         weights: String,
+        /// Also a Trellis that journals every write to disk before it
+        /// answers (`[device.persistence]`, fsync per write): `trellis-journal`.
+        #[arg(long)]
+        journal: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -525,10 +529,10 @@ fn main() -> anyhow::Result<()> {
             let o = steps(&common, &[1, 10], &[1])?;
             with_env(&common, |env| scenario::segmentation::run(env, &target.kinds(), &objects, &o))
         }
-        Scenario::Mixed { target, weights, common } => {
+        Scenario::Mixed { target, weights, journal, common } => {
             let o = steps(&common, &[1, 10], &[1])?;
             let w = parse_weights(&weights)?;
-            with_env(&common, |env| scenario::mixed::run(env, &target.kinds(), w, &o))
+            with_env(&common, |env| scenario::mixed::run(env, &target.kinds(), w, &o, journal))
         }
         Scenario::Cov { target, subscribers, values, rates, confirmed, common } => {
             let o = steps(&common, &[1], &[1])?;

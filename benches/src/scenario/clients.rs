@@ -67,7 +67,7 @@ pub fn measure(
     let secs = cfg.measure.as_secs_f64();
     let line = JsonLine::new()
         .put("scenario", json!(scenario))
-        .put("target", json!(server.kind.name()))
+        .put("target", json!(server.label))
         .put("clients", json!(cfg.clients))
         .put("in_flight", json!(cfg.in_flight))
         .merge(extra);
@@ -82,7 +82,7 @@ pub fn measure(
         .put("server_cpu_us_per_answer", json!(per_answer))
         .put("round", json!(round))
         .finish();
-    let what = format!("{:>9} clients {:>3} × {:>2}", server.kind.name(), cfg.clients, cfg.in_flight);
+    let what = format!("{:>9} clients {:>3} × {:>2}", server.label, cfg.clients, cfg.in_flight);
     progress(scenario, &what, &r.outcomes, &mut r.latencies, secs);
     Ok(line)
 }
@@ -97,7 +97,7 @@ pub fn report_log(s: &Server, env: &Env) {
     };
     eprintln!(
         "stress-test: {} wrote {lines} lines on stderr ({kept}){}",
-        s.kind.name(),
+        s.label,
         last.map(|l| format!("; the last: {l}")).unwrap_or_default()
     );
 }

@@ -94,12 +94,21 @@ pub fn choose(kind: TargetKind, w: &Weights, client: usize, seq: u64) -> Op {
 }
 
 /// Run the scenario: one JSON line per client count, in-flight value and target.
-pub fn run(env: &Env, targets: &[TargetKind], weights: Weights, o: &StepOptions) -> anyhow::Result<()> {
+///
+/// With `journal`, a second Trellis keeps what clients write on disk
+/// (`trellis-journal` in the JSON lines): the write target's cost of the
+/// journal, measured in the same run as the rest.
+pub fn run(env: &Env, targets: &[TargetKind], weights: Weights, o: &StepOptions, journal: bool) -> anyhow::Result<()> {
     anyhow::ensure!(weights.total() > 0, "--weights: at least one above 0");
     let setup = Setup { objects: OBJECTS, values: VALUES, ..Setup::default() };
     let mut servers = Vec::new();
     for kind in bacnet_targets(targets) {
         servers.push(env.start(kind, &setup)?);
+        if journal && kind == TargetKind::Trellis {
+            let mut s = env.start(kind, &Setup { journal: true, ..setup })?;
+            s.label = "trellis-journal";
+            servers.push(s);
+        }
     }
     let mut step = 0usize;
     for round in 1..=o.rounds {
