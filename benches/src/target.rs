@@ -408,8 +408,17 @@ impl Server {
         let child = command.spawn().map_err(|e| io::Error::new(e.kind(), format!("start {}: {e}", kind.name())))?;
         let pid = child.id();
         children().push(child);
-        let mut server =
-            Server { kind, label: kind.name(), addr, addrs, pid, probe: String::new(), log, admin_socket, ready: Duration::ZERO };
+        let mut server = Server {
+            kind,
+            label: kind.name(),
+            addr,
+            addrs,
+            pid,
+            probe: String::new(),
+            log,
+            admin_socket,
+            ready: Duration::ZERO,
+        };
         // On failure, `server` is dropped here and kills the child.
         server.probe = server.wait_ready(request, ready_within)?;
         server.ready = started.elapsed();
@@ -629,6 +638,7 @@ mod tests {
             routed: 0,
             firewall: false,
             alarm_recipient: Some(47_901),
+            journal: true,
         };
         let text = trellis_config(&setup, &[47_900], std::path::Path::new("/tmp/x"));
         let config = trellis::config::Config::parse(&text).unwrap();
@@ -639,6 +649,8 @@ mod tests {
         assert_eq!(device.limits.max_rpm_results, Some(10_000));
         assert_eq!(device.limits.answer_octets_per_second, Some(0));
         assert!(device.limits.max_objects >= Some(20_064));
+        let kept = device.persistence.as_ref().expect("the journal's section");
+        assert_eq!(kept.dir, std::path::Path::new("/tmp/x/state"));
         let exactly = Setup { objects: 10_000, ..Setup::default() };
         let config = trellis::config::Config::parse(&trellis_config(&exactly, &[1], "/d".as_ref())).unwrap();
         assert_eq!(config.devices[0].limits.max_objects, Some(10_001), "the Device object counts too");

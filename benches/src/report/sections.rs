@@ -685,8 +685,8 @@ mod tests {
         let mut md = String::new();
         objects_target(&mut md, &r);
         swap_target(&mut md, &r);
-        rpm_target(&mut md, &r); // two rows: ReadPropertyMultiple and WriteProperty
-        assert_eq!(md.matches("not measured").count(), 4, "{md}");
+        rpm_target(&mut md, &r); // three rows: ReadPropertyMultiple, WriteProperty, journaled WriteProperty
+        assert_eq!(md.matches("not measured").count(), 5, "{md}");
         let mut p = Page { markdown: String::new(), charts: BTreeMap::new() };
         for section in [objects_section, segmentation_section, mixed_section, cov_section, swap_section] {
             section(&mut p, &r);

@@ -15,6 +15,8 @@
 //! | `trellis_plugin_call_duration_seconds` (histogram) | device, plugin |
 //! | `trellis_plugin_traps_total`, `trellis_plugin_restarts_total`, `trellis_plugin_failures_total` | device, plugin |
 //! | `trellis_plugin_limit_hits_total` | device, plugin, limit (time, memory) |
+//! | `trellis_persist_journaled_total`, `trellis_persist_snapshots_total` | device (`[device.persistence]` only) |
+//! | `trellis_persist_failures_total` | device, journal (model, host) |
 //! | `trellis_cov_subscriptions` (gauge) | device |
 //! | `trellis_cov_notifications_total` | device, result (unconfirmed_sent, confirmed_acknowledged, confirmed_failed, send_failed) |
 //! | `trellis_port_datagrams_total` | port, direction (received, sent) |
@@ -192,6 +194,38 @@ impl prometheus_client::collector::Collector for Scrape {
                         ("limit", limit.into()),
                     ];
                     counter(&mut e, &labels, v)?;
+                }
+            }
+        }
+        {
+            // What the devices that keep their state on disk wrote, and what the disk refused.
+            let disks: Vec<_> =
+                g.admin.devices().filter_map(|(device, m)| Some((device.to_string(), m.disk_counters()?))).collect();
+            for (metric, help, pick) in [
+                (
+                    "persist_journaled",
+                    "Accepted writes journaled on disk",
+                    (|c: &(u64, u64, u64)| c.0) as fn(&_) -> u64,
+                ),
+                ("persist_snapshots", "State snapshots written to disk", |c| c.1),
+            ] {
+                let mut e = d.encode_descriptor(metric, help, None, MetricType::Counter)?;
+                for (device, c) in &disks {
+                    counter(&mut e, &vec![("device", device.as_str().into())], pick(c))?;
+                }
+            }
+            let mut e = d.encode_descriptor(
+                "persist_failures",
+                "Journal appends or snapshots the disk refused (the change held in memory)",
+                None,
+                MetricType::Counter,
+            )?;
+            for (device, c) in &disks {
+                counter(&mut e, &vec![("device", device.as_str().into()), ("journal", "model".into())], c.2)?;
+            }
+            for (device, entry) in &devices {
+                if let Some(n) = entry.server.retained_failures() {
+                    counter(&mut e, &vec![("device", device.as_str().into()), ("journal", "host".into())], n)?;
                 }
             }
         }
