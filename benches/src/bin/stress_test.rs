@@ -83,8 +83,9 @@ enum Scenario {
         /// KIND:WEIGHT for read, rpm, write, subscribe, who-is.
         #[arg(long, default_value = "read:60,rpm:15,write:10,subscribe:10,who-is:5")]
         weights: String,
-        /// Also a Trellis that journals every write to disk before it
-        /// answers (`[device.persistence]`, fsync per write): `trellis-journal`.
+        /// Also Trellis journaling every write to disk before it answers
+        /// (`[device.persistence]`): flushed to the disk (`trellis-journal`)
+        /// and only written (`trellis-journal-process`).
         #[arg(long)]
         journal: bool,
         #[command(flatten)]

@@ -95,9 +95,11 @@ pub fn choose(kind: TargetKind, w: &Weights, client: usize, seq: u64) -> Op {
 
 /// Run the scenario: one JSON line per client count, in-flight value and target.
 ///
-/// With `journal`, a second Trellis keeps what clients write on disk
-/// (`trellis-journal` in the JSON lines): the write target's cost of the
-/// journal, measured in the same run as the rest.
+/// With `journal`, two more Trellis servers keep what clients write on
+/// disk: `trellis-journal` flushing to the disk before each batch's
+/// answers (`durability = "power-loss"`), `trellis-journal-process` only
+/// writing (`"process"`) — the journal's cost, measured in the same run as
+/// the rest.
 pub fn run(env: &Env, targets: &[TargetKind], weights: Weights, o: &StepOptions, journal: bool) -> anyhow::Result<()> {
     anyhow::ensure!(weights.total() > 0, "--weights: at least one above 0");
     let setup = Setup { objects: OBJECTS, values: VALUES, ..Setup::default() };
@@ -105,9 +107,11 @@ pub fn run(env: &Env, targets: &[TargetKind], weights: Weights, o: &StepOptions,
     for kind in bacnet_targets(targets) {
         servers.push(env.start(kind, &setup)?);
         if journal && kind == TargetKind::Trellis {
-            let mut s = env.start(kind, &Setup { journal: true, ..setup })?;
-            s.label = "trellis-journal";
-            servers.push(s);
+            for (durability, label) in [("power-loss", "trellis-journal"), ("process", "trellis-journal-process")] {
+                let mut s = env.start(kind, &Setup { journal: Some(durability), ..setup })?;
+                s.label = label;
+                servers.push(s);
+            }
         }
     }
     let mut step = 0usize;

@@ -268,7 +268,7 @@ pub fn measure_workload(
     let mut total = r.total();
     let line = JsonLine::new()
         .put("scenario", json!(scenario))
-        .put("target", json!(server.kind.name()))
+        .put("target", json!(server.label))
         .put("clients", json!(cfg.clients))
         .put("in_flight", json!(cfg.in_flight))
         .merge(extra);
@@ -276,7 +276,7 @@ pub fn measure_workload(
         .raw("kinds", &kinds.finish())
         .put("i_ams_heard", json!(r.i_ams));
     let line = server_fields(line, env, server, &cpu, secs).put("round", json!(round)).finish();
-    let what = format!("{:>9} clients {:>3} × {:>2}", server.kind.name(), cfg.clients, cfg.in_flight);
+    let what = format!("{:>9} clients {:>3} × {:>2}", server.label, cfg.clients, cfg.in_flight);
     progress(scenario, &what, &total.outcomes, &mut total.latencies, secs);
     Ok(line)
 }

@@ -24,6 +24,7 @@ use crate::atomic_file::{sync_dir, write_atomically};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The largest record or snapshot accepted; a length above it is damage.
@@ -74,7 +75,7 @@ pub struct Recovered {
 pub struct Journal {
     snapshot_path: PathBuf,
     journal_path: PathBuf,
-    file: File,
+    file: Arc<File>,
     generation: u64,
     durability: Durability,
     records: usize,
@@ -104,14 +105,15 @@ impl Journal {
             }
             write_atomically(&journal_path, &content)?;
         }
-        let file = OpenOptions::new().append(true).open(&journal_path)?;
+        let file = Arc::new(OpenOptions::new().append(true).open(&journal_path)?);
         let octets = file.metadata()?.len();
         let records = recovered.records.len();
         Ok((Journal { snapshot_path, journal_path, file, generation, durability, records, octets }, recovered))
     }
 
     /// Append records, in order, and make them as durable as the
-    /// [`Durability`] says before returning. On an error nothing of them
+    /// [`Durability`] says before returning — inside a
+    /// [`group_commit`](crate::group_commit) once the batch ends. On an error nothing of them
     /// stays in the file (a partial write is cut off again), so a later
     /// append is never hidden behind a torn record.
     pub fn append(&mut self, records: &[&[u8]]) -> io::Result<()> {
@@ -122,7 +124,9 @@ impl Journal {
             }
             frame(&mut buf, r);
         }
-        let written = self.file.write_all(&buf).and_then(|()| match self.durability {
+        let written = (&*self.file).write_all(&buf).and_then(|()| match self.durability {
+            // Inside a batch the flush is the batch's, once (group_commit).
+            Durability::PowerLoss if crate::group_commit::defer(&self.file) => Ok(()),
             Durability::PowerLoss => self.file.sync_data(),
             Durability::Process => Ok(()),
         });
@@ -153,7 +157,7 @@ impl Journal {
         // previous generation, is dropped on open if this stops here.
         self.generation = generation;
         write_atomically(&self.journal_path, &journal_header(generation))?;
-        self.file = OpenOptions::new().append(true).open(&self.journal_path)?;
+        self.file = Arc::new(OpenOptions::new().append(true).open(&self.journal_path)?);
         self.octets = HEADER as u64;
         self.records = 0;
         Ok(())

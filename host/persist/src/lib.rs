@@ -8,7 +8,8 @@
 //! mean; this crate only makes them durable and reads them back:
 //!
 //! - [`Journal::append`] writes records before the owner acknowledges what
-//!   they describe (and `fsync`s them when the [`Durability`] asks for it);
+//!   they describe (and `fsync`s them when the [`Durability`] asks for it,
+//!   once per batch of requests inside [`group_commit`]);
 //! - [`Journal::replace_snapshot`] writes a new snapshot and starts an
 //!   empty journal after it, each through a temporary file renamed into
 //!   place, so a crash at any point leaves either the old pair or the new;
@@ -24,7 +25,9 @@
 //! octets without setting them aside.
 
 mod atomic_file;
+mod group_commit;
 mod journal;
 
 pub use atomic_file::write_atomically;
+pub use group_commit::{group_commit, sync_deferred};
 pub use journal::{Durability, Journal, MAX_RECORD, Note, Recovered};

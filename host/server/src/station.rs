@@ -380,8 +380,15 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
     }
 
     /// Execute what the batch asked for, in order, each in place; the
-    /// answers wait in the state machine for [`flush`](Self::flush).
+    /// answers wait in the state machine for [`flush`](Self::flush). The
+    /// writes' journal flushes (`[device.persistence]`) are made once, when
+    /// the batch is done: before its answers leave, never once per write
+    /// with the rest of the batch waiting behind each.
     pub(super) async fn execute_batch(&mut self) {
+        trellis_persist::group_commit(self.execute_in_place()).await
+    }
+
+    async fn execute_in_place(&mut self) {
         let mut work = std::mem::take(&mut self.work);
         for w in work.drain(..) {
             match w {
@@ -400,6 +407,8 @@ impl<M: ObjectModel, L: Link> Station<M, L> {
                     // once its SimpleACK has left, on a task of its own (the
                     // restart waits for writes in progress).
                     if self.server.restart_pending() {
+                        // What this batch journaled is on the disk before any answer leaves.
+                        trellis_persist::sync_deferred();
                         self.flush().await;
                         let server = self.server.clone();
                         tokio::spawn(async move { server.perform_pending_restart().await });
