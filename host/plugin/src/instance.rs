@@ -448,6 +448,14 @@ impl Instance {
         self.health.last_failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
+    /// A snapshot now, written to disk when the device's state is kept
+    /// there (a clean stop: what only the clock changed since the last
+    /// one is not lost).
+    pub async fn save(&self) -> Result<(), ModelError> {
+        let mut core = self.ready().await?;
+        self.take_snapshot(&mut core, true).await
+    }
+
     /// Writes in the journal now (accepted since the last snapshot).
     pub async fn journal_len(&self) -> usize {
         self.core.lock().await.journal.len()

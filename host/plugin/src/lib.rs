@@ -464,6 +464,18 @@ impl PluginModel {
         Ok(())
     }
 
+    /// Snapshot the state to disk now, when it is kept there
+    /// ([`persist`](Self::persist)); nothing otherwise. For a clean stop:
+    /// the state only the clock changed (a trend log's records) since the
+    /// last snapshot is kept too.
+    pub async fn save(&self) -> Result<(), ModelError> {
+        if self.inner.disk.get().is_none() {
+            return Ok(());
+        }
+        let _w = self.inner.writes.write().await;
+        self.active().save().await
+    }
+
     /// Restart the plugin in a fresh instance (ReinitializeDevice): with its
     /// current state (`keep_state`, a warm start) or from scratch (a cold
     /// start). Writes wait; if the new instance cannot start, the old one

@@ -164,9 +164,15 @@ impl Started {
         }
     }
 
-    /// Stop serving: end the tasks, then the devices' threads; the admin
-    /// socket is removed.
+    /// Stop serving: snapshot the state of the devices that keep it on
+    /// disk, end the tasks, then the devices' threads; the admin socket is
+    /// removed.
     pub async fn stop(mut self) {
+        for (device, model) in self.admin.devices() {
+            if let Err(e) = model.save().await {
+                tracing::warn!(device, "could not save the state at the stop: {e}");
+            }
+        }
         self.tasks.shutdown().await;
         drop(self.shards);
     }

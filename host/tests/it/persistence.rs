@@ -327,3 +327,21 @@ fn a_saved_state_the_plugin_refuses_is_set_aside_not_fatal() {
         "set aside"
     );
 }
+
+/// A clean stop (SIGTERM) writes a last snapshot: the journal is empty
+/// after it, and the value is there at the next start.
+#[test]
+fn a_clean_stop_leaves_a_snapshot_and_an_empty_journal() {
+    let _timing = crate::peers::shared_blocking();
+    let scratch = Scratch::new("persistence", "sigterm");
+    let (config, device, state) = config(&scratch);
+    let mut gateway = start(&config, &scratch);
+    ok(&["write", &device, "analog-value,1", "present-value", "27.5", "--priority", "9"]);
+    let journal = state.join("model.journal");
+    assert!(std::fs::metadata(&journal).unwrap().len() > 16, "the write is journaled");
+    gateway.terminate();
+    assert!(gateway.wait_exit(Duration::from_secs(30)).is_some_and(|s| s.success()), "{}", gateway.log());
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), 16, "the stop's snapshot holds it: only the header left");
+    let _gateway = start(&config, &scratch);
+    assert!(ok(&["read", &device, "analog-value,1", "present-value"]).starts_with("27.5"));
+}
