@@ -171,6 +171,20 @@ pub fn open_envelope(b: &[u8]) -> Result<(String, &[u8]), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// What the disk hands back may be anything: an error, never a panic.
+        #[test]
+        fn any_octets_are_an_envelope_a_write_or_an_error(b in proptest::collection::vec(any::<u8>(), 0..96)) {
+            let _ = open_envelope(&b);
+            if let Ok(w) = PropertyWrite::from_record(&b) {
+                let mut again = Vec::new();
+                w.to_record(&mut again);
+                prop_assert_eq!(PropertyWrite::from_record(&again), Ok(w));
+            }
+        }
+    }
 
     #[test]
     fn the_envelope_names_who_exported_the_state() {
