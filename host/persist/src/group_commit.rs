@@ -53,7 +53,9 @@ pub fn sync_deferred() {
         }
         done.push(key);
         if let Err(e) = f.sync_data() {
-            tracing_free_log(&e);
+            tracing::error!(
+                "could not flush a journal to the disk: {e}; the writes hold in memory and the next flush carries them"
+            );
         }
     }
 }
@@ -61,13 +63,6 @@ pub fn sync_deferred() {
 /// Defer `file`'s flush to the current [`group_commit`]; false outside one.
 pub(crate) fn defer(file: &Arc<File>) -> bool {
     DEFERRED.try_with(|d| d.borrow_mut().push(file.clone())).is_ok()
-}
-
-fn tracing_free_log(e: &std::io::Error) {
-    // This crate logs nothing else; a refused flush is rare enough for stderr.
-    eprintln!(
-        "trellis: could not flush a journal to the disk: {e}; the writes hold in memory and the next flush carries them"
-    );
 }
 
 #[cfg(test)]

@@ -205,7 +205,7 @@ impl Retained {
     pub(crate) fn new(journal: Journal, applied: &[Record]) -> Retained {
         let mut inner = Inner { journal, live: BTreeMap::new(), next: 0, failures: 0 };
         for r in applied {
-            inner.take(r);
+            inner.take(r, r.encode());
         }
         inner.snapshot();
         Retained { inner: Mutex::new(inner) }
@@ -214,14 +214,15 @@ impl Retained {
     /// Journal an accepted change before it is answered.
     pub(crate) fn record(&self, r: &Record) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = inner.journal.append(&[&r.encode()]) {
+        let encoded = r.encode();
+        if let Err(e) = inner.journal.append(&[&encoded]) {
             inner.failures += 1;
             tracing::error!(
                 "could not journal a change to the host's objects ({e}): it holds until the gateway restarts"
             );
             return;
         }
-        inner.take(r);
+        inner.take(r, encoded);
         // Compacted when the journal holds far more than what matters.
         if inner.journal.records() > 64 + 2 * inner.live.len() {
             inner.snapshot();
@@ -235,7 +236,8 @@ impl Retained {
 }
 
 impl Inner {
-    fn take(&mut self, r: &Record) {
+    /// Take `r` (whose octets are `encoded`) into what matters.
+    fn take(&mut self, r: &Record, encoded: Vec<u8>) {
         let Ok((key, ends)) = r.key() else { return };
         if ends {
             if let Key::Object(o) = key {
@@ -244,7 +246,7 @@ impl Inner {
             self.live.remove(&key);
         } else {
             self.next += 1;
-            self.live.insert(key, (self.next, r.encode(), r.expires()));
+            self.live.insert(key, (self.next, encoded, r.expires()));
         }
     }
 
