@@ -75,7 +75,8 @@ pub async fn run(a: SimLineArgs) -> Result<(), Failure> {
     let relayed = relayed.map_err(|e| Failure::from(anyhow::anyhow!("the simulated line stopped: {e}")))?;
     eprintln!(
         "sim-line: {} frames, {} octets, {} collisions, {} octets flipped, {} lost to noise; \
-         relay: {} octets in, {} out, {} garbled, {} dropped for a pty nobody read",
+         relay: {} octets in, {} out, {} garbled, {} dropped for a pty nobody read, \
+         {} frames cut short by their writer's pause in {} pieces",
         s.transmissions,
         s.octets,
         s.collisions,
@@ -84,7 +85,9 @@ pub async fn run(a: SimLineArgs) -> Result<(), Failure> {
         relayed.octets_in,
         relayed.octets_out,
         relayed.garbled,
-        relayed.overflowed
+        relayed.overflowed,
+        relayed.cut_short,
+        relayed.cut_pieces
     );
     flushed.map_err(|e| Failure::from(anyhow::anyhow!("writing the capture: {e}")))?;
     if stopped_by_itself {

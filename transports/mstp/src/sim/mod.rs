@@ -60,5 +60,5 @@ pub mod timing;
 pub use line::{DriverTiming, Line, LineConfig, LineFrame, LineStats, Noise};
 pub use port::SimPort;
 #[cfg(unix)]
-pub use pty::{PtyLine, PtyLineStats};
+pub use pty::{PIECE_WAIT, PtyLine, PtyLineStats};
 pub use simulation::Simulation;

@@ -17,7 +17,11 @@
 //! as a bus monitor that frames by the header would. Octets that are not a
 //! frame go as they are read, and so does the start of a frame whose rest
 //! has not come within [`PIECE_WAIT`] (its receivers then see it cut
-//! short, as on a real line). Every
+//! short, as on a real line, and [`PtyLineStats::cut_short`] counts it:
+//! on a loaded machine an emulated UART's writer can pause that long).
+//! Before a piece is given up on, its pty is read once more, so a relay
+//! thread that was itself kept waiting does not cut a frame whose rest is
+//! already there. Every
 //! octet the line delivers is written to the other stations' ptys at the
 //! instant its stop bit ends, so a program reading its pty sees the line's
 //! pacing, give or take the pty's own latency and this thread's wake-up.
@@ -51,8 +55,12 @@ use std::time::{Duration, Instant};
 const IDLE_WAIT: Duration = Duration::from_millis(50);
 
 /// How long the start of a frame waits for its rest before it goes on the
-/// line as it is.
-pub const PIECE_WAIT: Duration = Duration::from_millis(5);
+/// line as it is. A pause in a program's writes is not a gap on the line
+/// (an emulated UART starved of CPU writes its octets late), so this is
+/// generous: a frame at 9,600 baud takes 1 ms per octet to arrive whole
+/// from a UART that is not starved, and a receiver gives up on a gap of
+/// at most 100 ms (Tframe_abort's upper bound).
+pub const PIECE_WAIT: Duration = Duration::from_millis(20);
 
 /// What the relay did, for the log and the tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,6 +73,13 @@ pub struct PtyLineStats {
     pub garbled: u64,
     /// Octets a pty had no room for (its program is not reading).
     pub overflowed: u64,
+    /// Frames whose start went on the line without their rest, because
+    /// their writer paused longer than [`PIECE_WAIT`] mid-frame.
+    pub cut_short: u64,
+    /// Transmissions that are pieces of those frames: each start, and each
+    /// run of octets of its rest up to the next preamble (the rest of a cut
+    /// frame goes as it is read). A capture holds each as a damaged frame.
+    pub cut_pieces: u64,
 }
 
 struct Station {
@@ -78,22 +93,42 @@ struct Station {
     /// first piece was read.
     piece: Vec<u8>,
     piece_since: Instant,
+    /// The last frame start was cut short and its rest is still coming.
+    after_cut: bool,
 }
 
 impl Station {
     /// Put on the line what of [`Station::piece`] is ready: whole frames,
-    /// octets before a preamble, and everything once `flush`.
-    fn send_ready(&mut self, now: bacnet::mstp::Micros, flush: bool) -> io::Result<()> {
+    /// octets before a preamble, and everything once `flush` (a frame's
+    /// start cut short).
+    fn send_ready(&mut self, now: bacnet::mstp::Micros, flush: bool, stats: &mut PtyLineStats) -> io::Result<()> {
         loop {
             let ready = if flush { self.piece.len() } else { ready_len(&self.piece) };
             if ready == 0 {
                 return Ok(());
             }
-            self.port.write(now, &self.piece[..ready])?;
+            let chunk = &self.piece[..ready];
+            if flush {
+                stats.cut_short += 1;
+                stats.cut_pieces += 1;
+                self.after_cut = true;
+            } else if is_whole_frame(chunk) {
+                self.after_cut = false;
+            } else if self.after_cut {
+                stats.cut_pieces += 1;
+            }
+            self.port.write(now, chunk)?;
             self.piece.drain(..ready);
             self.piece_since = Instant::now();
         }
     }
+}
+
+/// Whether `chunk` is one frame as its header describes it.
+fn is_whole_frame(chunk: &[u8]) -> bool {
+    use bacnet::mstp::frame::{HEADER_LEN, Header};
+    chunk.len() >= HEADER_LEN
+        && Header::decode(chunk).is_ok_and(|header| chunk.len() == HEADER_LEN + header.data_field_len())
 }
 
 /// How many leading octets of `piece` can go on the line now: a whole
@@ -147,6 +182,7 @@ impl PtyLine {
                 port: line.attach(),
                 piece: Vec::new(),
                 piece_since: Instant::now(),
+                after_cut: false,
             });
         }
         Ok(PtyLine { line: line.clone(), stations })
@@ -204,7 +240,11 @@ impl PtyLine {
             }
             for s in &mut self.stations {
                 if !s.piece.is_empty() && s.piece_since.elapsed() >= PIECE_WAIT {
-                    s.send_ready(now, true)?;
+                    // The rest may have come while this thread was not running.
+                    read_input(s, self.line.now(), &mut buf, &mut stats)?;
+                    if !s.piece.is_empty() {
+                        s.send_ready(self.line.now(), true, &mut stats)?;
+                    }
                 }
             }
             let next = self.stations.iter().filter_map(|s| s.port.next_octet()).min();
@@ -218,23 +258,29 @@ impl PtyLine {
                 if *r != Readiness::Readable {
                     continue;
                 }
-                match s.master.read(&mut buf) {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        if s.piece.is_empty() {
-                            s.piece_since = Instant::now();
-                        }
-                        s.piece.extend_from_slice(&buf[..n]);
-                        s.send_ready(self.line.now(), false)?;
-                        stats.octets_in += n as u64;
-                    }
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(io::Error::new(e.kind(), format!("reading the pty of {}: {e}", s.path))),
-                }
+                read_input(s, self.line.now(), &mut buf, &mut stats)?;
             }
         }
         Ok(stats)
+    }
+}
+
+/// Read what a station's program wrote (without blocking) and put on the
+/// line what of it is ready.
+fn read_input(s: &mut Station, now: bacnet::mstp::Micros, buf: &mut [u8], stats: &mut PtyLineStats) -> io::Result<()> {
+    match s.master.read(buf) {
+        Ok(0) => Ok(()),
+        Ok(n) => {
+            if s.piece.is_empty() {
+                s.piece_since = Instant::now();
+            }
+            s.piece.extend_from_slice(&buf[..n]);
+            stats.octets_in += n as u64;
+            s.send_ready(now, false, stats)
+        }
+        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(io::Error::new(e.kind(), format!("reading the pty of {}: {e}", s.path))),
     }
 }
 

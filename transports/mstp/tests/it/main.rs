@@ -4,5 +4,6 @@
 
 mod driver;
 mod line;
+mod pty_line;
 mod support;
 mod virtual_time;
