@@ -21,6 +21,13 @@
 //! connection. What arrives on the subscribed topics comes out of the
 //! receiver [`Link::start`] returns.
 //!
+//! A message from the broker whose payload is over
+//! [`LinkConfig::max_incoming`] comes out without its payload, marked
+//! [`Incoming::oversized`] and counted: its octets are discarded as they
+//! arrive (the vendored rumqttc's codec, see vendor/README.md), it is
+//! acknowledged, and the connection stays up, so a publisher on a
+//! subscribed topic cannot take the gateway off its broker.
+//!
 //! Beside the spool, a protocol with per-connection state (Sparkplug B:
 //! births, sequence numbers, a will that names the connection) uses the
 //! *live* path: [`Link::sessions`] says when a connection is up and its
@@ -28,8 +35,9 @@
 //! (a message for an older one is dropped, counted), and
 //! [`LinkConfig::will`] makes each connection's will.
 //!
-//! Must never: drop a message the spool accepted, or wait on the broker
-//! from the caller of [`Link::publish`].
+//! Must never: drop a message the spool accepted, wait on the broker from
+//! the caller of [`Link::publish`], or end a connection because of what a
+//! subscribed topic carried.
 
 use crate::spool::Spool;
 use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, LastWill, MqttOptions, Outgoing, Packet, QoS};
@@ -71,7 +79,21 @@ pub struct LinkConfig {
     /// outage at a pace the broker and its subscribers take); `None`: as
     /// fast as the in-flight bound allows.
     pub pace: Option<u32>,
+    /// The largest payload taken from the broker, in octets; a larger one
+    /// is discarded and marked [`Incoming::oversized`].
+    pub max_incoming: usize,
 }
+
+/// [`LinkConfig::max_incoming`] unless configured: 64 KiB.
+pub const DEFAULT_MAX_INCOMING: usize = 64 << 10;
+
+/// The largest packet MQTT 3.1.1 can frame (a remaining length of
+/// 268,435,455 octets): what goes out is bounded by the spool, not here.
+const MQTT_MAX_PACKET: usize = 268_435_455;
+
+/// What a PUBLISH carries beside its payload at most: the topic's length
+/// and a 65,535-octet topic, and the packet identifier.
+const PUBLISH_OVERHEAD: usize = 2 + 65_535 + 2;
 
 impl LinkConfig {
     /// Plain MQTT to `host:port` as `client_id`; availability on
@@ -93,6 +115,7 @@ impl LinkConfig {
             reconnect: Duration::from_secs(1),
             max_reconnect: Duration::from_secs(60),
             pace: None,
+            max_incoming: DEFAULT_MAX_INCOMING,
         }
     }
 }
@@ -130,8 +153,18 @@ struct Live {
 pub struct Incoming {
     /// Its topic.
     pub topic: String,
-    /// Its payload.
+    /// Its payload (empty when [`Incoming::oversized`]).
     pub payload: Vec<u8>,
+    /// `Some(octets)`: its payload was that long, over
+    /// [`LinkConfig::max_incoming`], and was discarded.
+    pub oversized: Option<usize>,
+}
+
+impl Incoming {
+    /// A message as it came.
+    pub fn new(topic: impl Into<String>, payload: impl Into<Vec<u8>>) -> Incoming {
+        Incoming { topic: topic.into(), payload: payload.into(), oversized: None }
+    }
 }
 
 /// What the link has done, for operators.
@@ -147,6 +180,9 @@ pub struct LinkStatus {
     pub delivered: u64,
     /// Messages from subscribed topics dropped: the receiver was full.
     pub incoming_dropped: u64,
+    /// Messages from subscribed topics whose payload was over the limit
+    /// (handed on without it).
+    pub incoming_oversized: u64,
     /// Live messages dropped: their connection was gone (or the queue full).
     pub live_dropped: u64,
     /// The last connection error.
@@ -254,6 +290,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn options(config: &LinkConfig) -> MqttOptions {
     let mut o = MqttOptions::new(&config.client_id, &config.host, config.port);
     o.set_keep_alive(config.keep_alive);
+    o.set_max_packet_size(config.max_incoming.saturating_add(PUBLISH_OVERHEAD).min(MQTT_MAX_PACKET), MQTT_MAX_PACKET);
     // Packet identifiers never collide with our own in-flight bound.
     o.set_inflight(u16::MAX);
     if let Some(make) = &config.will {
@@ -373,7 +410,7 @@ async fn run(
                         }
                     }
                     Ok(Event::Incoming(Packet::Publish(p))) => {
-                        let m = Incoming { topic: p.topic.clone(), payload: p.payload.to_vec() };
+                        let m = incoming_message(&p, config.max_incoming, &status);
                         if incoming.try_send(m).is_err() {
                             lock(&status).incoming_dropped += 1;
                         }
@@ -407,6 +444,33 @@ async fn run(
         backoff = (backoff * 2).min(config.max_reconnect);
     }
 }
+
+/// What a PUBLISH from the broker hands on: its payload, or (over `max`)
+/// only its size, counted and logged (at most every [`OVERSIZED_LOG_EVERY`]).
+fn incoming_message(p: &rumqttc::Publish, max: usize, status: &Mutex<LinkStatus>) -> Incoming {
+    let size = p.oversized.unwrap_or(p.payload.len());
+    if size <= max {
+        return Incoming::new(p.topic.clone(), p.payload.to_vec());
+    }
+    let count = {
+        let mut s = lock(status);
+        s.incoming_oversized += 1;
+        s.incoming_oversized
+    };
+    if count == 1 || count.is_multiple_of(OVERSIZED_LOG_EVERY) {
+        tracing::warn!(
+            topic = p.topic,
+            octets = size,
+            limit = max,
+            oversized_so_far = count,
+            "MQTT: a message over the size limit was discarded (the connection stays up)"
+        );
+    }
+    Incoming { topic: p.topic.clone(), payload: Vec::new(), oversized: Some(size) }
+}
+
+/// Oversized messages logged: the first, then every this many.
+const OVERSIZED_LOG_EVERY: u64 = 100;
 
 /// Packet identifiers hash as themselves: they are small, distinct numbers
 /// chosen by rumqttc, not by a peer, so no flooding concern applies.

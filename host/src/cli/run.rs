@@ -668,6 +668,7 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
         config: crate::http::redacted(&config),
         uploads,
         watchers: std::sync::Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_WATCHERS)),
+        mqtt: mqtt.as_ref().map(|b| b.link.clone()),
     };
     let gateway = std::sync::Arc::new(gateway);
     let console = start_http(&config, options.http.as_deref(), gateway.clone()).await?;

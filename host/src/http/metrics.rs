@@ -26,6 +26,10 @@
 //! | `trellis_mstp_token_rotations_total`, `trellis_mstp_token_rotation_seconds_total` | port |
 //! | `trellis_mstp_token_rotation_max_seconds` (gauge) | port |
 //! | `trellis_sc_hub_connected` (gauge), `trellis_sc_npdus_unsent_total` | port |
+//! | `trellis_mqtt_connected` (gauge), `trellis_mqtt_spool_pending` (gauge) | (`[mqtt]` only) |
+//! | `trellis_mqtt_connections_total`, `trellis_mqtt_connection_losses_total`, `trellis_mqtt_delivered_total` | |
+//! | `trellis_mqtt_incoming_discarded_total` | reason (oversized, queue_full) |
+//! | `trellis_mqtt_live_dropped_total` | |
 //! | `trellis_build_info` (gauge, 1) | version |
 
 use super::Gateway;
@@ -255,11 +259,44 @@ impl prometheus_client::collector::Collector for Scrape {
                 }
             }
         }
-        self.ports(&mut d)
+        self.ports(&mut d)?;
+        self.mqtt(&mut d)
     }
 }
 
 impl Scrape {
+    fn mqtt(&self, d: &mut DescriptorEncoder) -> std::fmt::Result {
+        let Some(link) = &self.0.mqtt else { return Ok(()) };
+        let s = link.status();
+        let mut e =
+            d.encode_descriptor("mqtt_connected", "1 while connected to the MQTT broker", None, MetricType::Gauge)?;
+        e.encode_gauge(&if s.connected { 1.0 } else { 0.0 })?;
+        let mut e = d.encode_descriptor(
+            "mqtt_spool_pending",
+            "Messages in the MQTT spool the broker does not have yet",
+            None,
+            MetricType::Gauge,
+        )?;
+        e.encode_gauge(&(link.pending() as f64))?;
+        for (name, help, v) in [
+            ("mqtt_connections", "Connections made to the MQTT broker", s.connects),
+            ("mqtt_connection_losses", "Connections to the MQTT broker lost or refused", s.losses),
+            ("mqtt_delivered", "Messages the MQTT broker acknowledged (or took at QoS 0)", s.delivered),
+            ("mqtt_live_dropped", "Sparkplug messages dropped because their connection was gone", s.live_dropped),
+        ] {
+            let mut e = d.encode_descriptor(name, help, None, MetricType::Counter)?;
+            e.encode_counter::<NoLabelSet, _, f64>(&v, None)?;
+        }
+        let mut e = d.encode_descriptor(
+            "mqtt_incoming_discarded",
+            "Messages from subscribed MQTT topics discarded: over mqtt.max_incoming_kb, or taken slower than they came",
+            None,
+            MetricType::Counter,
+        )?;
+        counter(&mut e, &vec![("reason", "oversized".into())], s.incoming_oversized)?;
+        counter(&mut e, &vec![("reason", "queue_full".into())], s.incoming_dropped)
+    }
+
     fn ports(&self, d: &mut DescriptorEncoder) -> std::fmt::Result {
         let ports = &self.0.ports;
         {

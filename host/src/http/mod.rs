@@ -68,6 +68,8 @@ pub struct Gateway {
     /// Point streams open at once (each holds COV subscriptions in a
     /// device's table): at most [`MAX_WATCHERS`].
     pub watchers: Arc<tokio::sync::Semaphore>,
+    /// The MQTT broker link, with `[mqtt]`.
+    pub mqtt: Option<trellis_mqtt::link::Link>,
 }
 
 /// Point streams (`/api/devices/{device}/events`) open at once; more get 503.

@@ -15,7 +15,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use trellis_mqtt::link::Link;
+use trellis_mqtt::link::{Incoming, Link};
 
 /// Publish each change that arrives on `changes` as JSON.
 pub(super) async fn publish_changes(
@@ -50,13 +50,19 @@ fn payload(n: &COVNotification) -> serde_json::Value {
 pub(super) async fn command(
     section: &MqttSection,
     servers: &HashMap<u32, Arc<Server<PluginModel>>>,
-    topic: &str,
-    payload: &[u8],
+    message: &Incoming,
 ) -> Option<(String, serde_json::Value)> {
+    let (topic, payload) = (message.topic.as_str(), message.payload.as_slice());
     let rest = topic.strip_prefix(&section.topic_prefix)?.strip_prefix('/')?.strip_suffix("/set")?;
     let (device, object) = rest.split_once('/')?;
     let result_topic = format!("{topic}/result");
     let fail = |why: String| Some((result_topic.clone(), json!({"ok": false, "error": why})));
+    if let Some(octets) = message.oversized {
+        return fail(format!(
+            "the message is {octets} octets, over the gateway's limit of {} KiB (mqtt.max_incoming_kb); nothing was written",
+            section.max_incoming_kb
+        ));
+    }
     let Some(server) = device.parse::<u32>().ok().and_then(|d| servers.get(&d)) else {
         return fail(format!("no device {device} is served here"));
     };

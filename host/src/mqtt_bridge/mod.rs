@@ -86,6 +86,11 @@ pub struct MqttSection {
     /// Replay at most this many messages a second from the spool after an
     /// outage (default: as fast as the broker acknowledges).
     pub replay_per_s: Option<u32>,
+    /// The largest message payload taken from the broker, in KiB (default
+    /// 64): a larger one is discarded as it arrives, counted, and answered
+    /// on its `…/set/result` topic where it has one; the connection stays.
+    #[serde(default = "default_max_incoming_kb")]
+    pub max_incoming_kb: u32,
     /// Be a Sparkplug B edge node instead of publishing JSON.
     pub sparkplug: Option<sparkplug::SparkplugSection>,
 }
@@ -123,6 +128,13 @@ fn default_lifetime() -> u32 {
 fn default_spool_mb() -> u64 {
     16
 }
+fn default_max_incoming_kb() -> u32 {
+    (trellis_mqtt::link::DEFAULT_MAX_INCOMING >> 10) as u32
+}
+
+/// What `[mqtt] max_incoming_kb` may be at most: MQTT 3.1.1 frames no
+/// larger packet (256 MiB).
+const MAX_INCOMING_KB: u32 = 256 * 1024 - 1;
 
 impl MqttSection {
     /// What can be checked before starting.
@@ -134,6 +146,10 @@ impl MqttSection {
         anyhow::ensure!(self.lifetime_s >= 4, "mqtt.lifetime_s must be at least 4");
         anyhow::ensure!(self.spool_mb >= 1, "mqtt.spool_mb must be at least 1");
         anyhow::ensure!(self.replay_per_s != Some(0), "mqtt.replay_per_s must be at least 1");
+        anyhow::ensure!(
+            (1..=MAX_INCOMING_KB).contains(&self.max_incoming_kb),
+            "mqtt.max_incoming_kb must be 1..={MAX_INCOMING_KB}"
+        );
         anyhow::ensure!(
             !self.topic_prefix.is_empty() && !self.topic_prefix.contains(['+', '#']),
             "mqtt.topic_prefix must be a topic without wildcards"
@@ -212,6 +228,7 @@ pub fn start(
     }
     let mut link_config = LinkConfig::new(host, port, &section.client_id);
     link_config.pace = section.replay_per_s;
+    link_config.max_incoming = (section.max_incoming_kb as usize) << 10;
     if let Some(t) = &section.tls {
         let file = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
         let (cert, key) = (t.certificate.as_ref().map(file), t.key.as_ref().map(file));
@@ -253,7 +270,7 @@ pub fn start(
             if !(commands.publish_points && commands.commands) {
                 continue;
             }
-            if let Some((topic, answer)) = json::command(&commands, &by_instance, &m.topic, &m.payload).await {
+            if let Some((topic, answer)) = json::command(&commands, &by_instance, &m).await {
                 let _ = writer.publish(&topic, 1, answer.to_string().as_bytes());
             }
         }

@@ -178,6 +178,12 @@ pub async fn run(
             }
             message = incoming.recv() => {
                 let Some(m) = message else { return };
+                if let Some(octets) = m.oversized {
+                    if lock(&node).is_command_topic(&m.topic) {
+                        tracing::warn!(topic = m.topic, octets, "Sparkplug: command over mqtt.max_incoming_kb refused; nothing was written");
+                    }
+                    continue;
+                }
                 let command = lock(&node).command(&m.topic, &m.payload);
                 match command {
                     Ok(Command::Rebirth) => {

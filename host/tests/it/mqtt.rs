@@ -71,8 +71,9 @@ pub fn watch_on(port: u16, filter: &str) -> (Proc, Arc<Mutex<Vec<String>>>) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            sink.lock().unwrap().push(line);
+        // Lossy: a payload that is not UTF-8 must not end the watch.
+        for line in std::io::BufReader::new(out).split(b'\n').map_while(Result::ok) {
+            sink.lock().unwrap().push(String::from_utf8_lossy(&line).into_owned());
         }
     });
     (Proc(child), lines)
@@ -140,6 +141,127 @@ fn the_mqtt_example_publishes_changes_and_takes_writes() {
         l.starts_with("building/1001/analog-value,1/set/result {\"error\"")
             || (l.contains("/set/result") && l.contains("\"ok\":false"))
     });
+    drop(gateway);
+}
+
+/// The body of `GET path` on loopback (the console without credentials).
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+/// `mosquitto_pub` of the file `payload` on `topic` at `qos`.
+fn publish_file(port: u16, topic: &str, qos: u8, payload: &Path) {
+    let status = Command::new("mosquitto_pub")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-q", &qos.to_string(), "-t", topic, "-f"])
+        .arg(payload)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mosquitto_pub -f {}", payload.display());
+}
+
+/// One publisher on a command topic must not take the gateway off its
+/// broker: oversized and malformed commands are answered and counted,
+/// and the commands around them all take effect.
+///
+/// ```text
+/// mosquitto_pub …/set {"value": 19.25, "priority": 8}   ──▶ …/set/result {"ok":true}
+/// mosquitto_pub …/set (400 KB, QoS 1)                   ──▶ …/set/result {"ok":false,"error":"the message is 400000 octets, over …"}
+/// mosquitto_pub …/set {"value": null, "priority": 8}    ──▶ …/set/result {"ok":true}   (sent at once: not lost)
+/// mosquitto_pub …/set (2 MB, QoS 0), (octets not JSON)  ──▶ two refusals
+/// no `building/availability offline`, one connection, /metrics counts three oversized
+/// ```
+#[test]
+fn oversized_and_malformed_commands_are_refused_without_dropping_the_broker() {
+    let scratch = Scratch::new("mqtt", "oversized");
+    let (mqtt, bip, http) = (crate::peers::free_port(), crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let (_sub, lines) = watch(mqtt);
+    std::thread::sleep(Duration::from_millis(300));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mqtt.toml"))
+        .unwrap()
+        .replace("127.0.0.1:1883", &format!("127.0.0.1:{mqtt}"))
+        .replace("password = \"change-me\"", &format!("password = \"change-me\"\nport = {bip}"))
+        + &format!("\n[http]\nbind = \"127.0.0.1:{http}\"\n");
+    let config = scratch.path("mqtt.toml");
+    std::fs::write(&config, text).unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    wait_for(&lines, "availability online", |l| l == "building/availability online");
+    let set = "building/1001/analog-value,1/set";
+    let results = |lines: &Mutex<Vec<String>>| -> Vec<String> {
+        let prefix = format!("{set}/result ");
+        lines.lock().unwrap().iter().filter_map(|l| l.strip_prefix(&prefix).map(str::to_string)).collect()
+    };
+    let wait_results = |n: usize| {
+        for _ in 0..600 {
+            if results(&lines).len() >= n {
+                return results(&lines);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let seen: Vec<String> = lines.lock().unwrap().iter().map(|l| l.chars().take(300).collect()).collect();
+        panic!("fewer than {n} results in 30 s:\n{}\n{}", seen.join("\n"), gateway.log());
+    };
+    let file = |name: &str, octets: Vec<u8>| {
+        let path = scratch.path(name);
+        std::fs::write(&path, octets).unwrap();
+        path
+    };
+    let command = |json: &str| file(&format!("command-{}.json", results(&lines).len()), json.as_bytes().to_vec());
+
+    publish_file(mqtt, set, 1, &command(r#"{"value": 19.25, "priority": 8}"#));
+    assert_eq!(wait_results(1), [r#"{"ok":true}"#]);
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_trellis")).args(["--port", "0"]).args(args).output().unwrap();
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    let device = format!("127.0.0.1:{bip}");
+    assert!(cli(&["read", &device, "analog-value,1", "priority-array"]).contains("19.25"));
+
+    // 400 KB at QoS 1, then at once the relinquish: both are answered, in order.
+    let big = file("big.json", format!(r#"{{"value": 21.0, "pad": "{}"}}"#, "x".repeat(400_000 - 26)).into_bytes());
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), 400_000);
+    let relinquish = command(r#"{"value": null, "priority": 8}"#);
+    publish_file(mqtt, set, 1, &big);
+    publish_file(mqtt, set, 1, &relinquish);
+    let got = wait_results(3);
+    assert!(
+        got[1].contains(r#""ok":false"#) && got[1].contains("400000 octets") && got[1].contains("mqtt.max_incoming_kb"),
+        "{got:?}"
+    );
+    assert_eq!(got[2], r#"{"ok":true}"#, "the command after the oversized one took effect");
+    let array = cli(&["read", &device, "analog-value,1", "priority-array"]);
+    assert!(!array.contains("19.25") && !array.contains("21"), "priority 8 relinquished: {array}");
+
+    // 2 MB at QoS 0, and octets that are not JSON: refused, the connection stays.
+    publish_file(mqtt, set, 0, &file("huge.bin", vec![0xA5; 2 << 20]));
+    publish_file(mqtt, set, 1, &file("binary.bin", vec![0xFF, 0x00, 0xFE]));
+    publish_file(mqtt, set, 1, &command(r#"{"value": 22.5, "priority": 8}"#));
+    let got = wait_results(6);
+    assert!(got[3].contains("2097152 octets"), "{got:?}");
+    assert!(got[4].contains(r#""ok":false"#) && got[4].contains("not JSON"), "{got:?}");
+    assert_eq!(got[5], r#"{"ok":true}"#);
+    assert!(cli(&["read", &device, "analog-value,1", "present-value"]).contains("22.5"));
+
+    let seen: Vec<String> = lines.lock().unwrap().iter().map(|l| l.chars().take(300).collect()).collect();
+    assert!(!seen.iter().any(|l| l == "building/availability offline"), "the will was published:\n{}", seen.join("\n"));
+    let log = gateway.log();
+    assert!(!log.contains("; again in"), "the connection was lost:\n{log}");
+    assert!(log.contains("a message over the size limit was discarded"), "{log}");
+    let metrics = http_get(http, "/metrics");
+    for line in [
+        "trellis_mqtt_incoming_discarded_total{reason=\"oversized\"} 2",
+        "trellis_mqtt_connections_total 1",
+        "trellis_mqtt_connected 1.0",
+    ] {
+        assert!(metrics.contains(line), "no `{line}` in /metrics:\n{metrics}");
+    }
     drop(gateway);
 }
 
@@ -281,6 +403,19 @@ fn the_sparkplug_example_is_an_edge_node_a_host_application_understands() {
     host.wait(first, "DDATA override of 1001", |m| {
         is("DDATA", Some("1001"))(m) && data_value(m, &override_alias) == Some(serde_json::json!(true))
     });
+
+    // 400 KB on DCMD and NCMD ─▶ refused, counted, logged; the connection stays (the rebirth below
+    // keeps its bdSeq and the sequence runs on), and the DCMD sent right after takes effect.
+    let big = scratch.path("big.bin");
+    std::fs::write(&big, vec![b'#'; 400_000]).unwrap();
+    publish_file(mqtt, "spBv1.0/campus/DCMD/gateway-1/1002", 1, &big);
+    publish_file(mqtt, "spBv1.0/campus/NCMD/gateway-1", 1, &big);
+    host.send(serde_json::json!({"cmd": "dcmd", "device": "1002", "alias": alias_1002, "datatype": 9, "value": 20.75}));
+    host.wait(first, "DDATA 20.75 of 1002 after the oversized commands", |m| {
+        is("DDATA", Some("1002"))(m) && data_value(m, &alias_1002) == Some(serde_json::json!(20.75))
+    });
+    let log = gateway.log();
+    assert_eq!(log.matches("Sparkplug: command over mqtt.max_incoming_kb refused").count(), 2, "{log}");
 
     // host ─NCMD Node Control/Rebirth─▶ NBIRTH seq 0 with the same bdSeq (no new connection), DBIRTHs with today's values.
     host.send(serde_json::json!({"cmd": "rebirth"}));

@@ -25,6 +25,7 @@ impl Network {
         let codec = Codec {
             max_incoming_size,
             max_outgoing_size,
+            discarding: 0,
         };
         let framed = Framed::new(socket, codec);
 

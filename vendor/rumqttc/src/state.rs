@@ -814,6 +814,7 @@ mod test {
                     topic: "test".to_string(),
                     pkid: 1,
                     payload: "".into(),
+                    oversized: None,
                 }),
                 Some(Publish {
                     dup: false,
@@ -822,6 +823,7 @@ mod test {
                     topic: "test".to_string(),
                     pkid: 2,
                     payload: "".into(),
+                    oversized: None,
                 }),
                 Some(Publish {
                     dup: false,
@@ -830,6 +832,7 @@ mod test {
                     topic: "test".to_string(),
                     pkid: 3,
                     payload: "".into(),
+                    oversized: None,
                 }),
                 None,
                 None,
@@ -840,6 +843,7 @@ mod test {
                     topic: "test".to_string(),
                     pkid: 6,
                     payload: "".into(),
+                    oversized: None,
                 }),
             ]
         }

@@ -268,19 +268,27 @@ impl EdgeNode {
         Outgoing { topic: self.topic(kind, device), payload: payload.encode_to_vec() }
     }
 
+    /// Whether `topic` is this node's NCMD or one of its devices' DCMD.
+    pub fn is_command_topic(&self, topic: &str) -> bool {
+        self.command_target(topic).is_ok()
+    }
+
+    /// The device (`None`: the node) a command on `topic` is for.
+    fn command_target(&self, topic: &str) -> Result<Option<String>, CommandError> {
+        if topic == self.topic("NCMD", None) {
+            return Ok(None);
+        }
+        let prefix = self.topic("DCMD", Some(""));
+        let d = topic.strip_prefix(&prefix).ok_or(CommandError::NotOurs)?;
+        if d.is_empty() || d.contains('/') {
+            return Err(CommandError::NotOurs);
+        }
+        Ok(Some(d.to_string()))
+    }
+
     /// Read a message that arrived on `topic`.
     pub fn command(&self, topic: &str, payload: &[u8]) -> Result<Command, CommandError> {
-        let node_cmd = self.topic("NCMD", None);
-        let device = if topic == node_cmd {
-            None
-        } else {
-            let prefix = self.topic("DCMD", Some(""));
-            let d = topic.strip_prefix(&prefix).ok_or(CommandError::NotOurs)?;
-            if d.is_empty() || d.contains('/') {
-                return Err(CommandError::NotOurs);
-            }
-            Some(d.to_string())
-        };
+        let device = self.command_target(topic)?;
         let decoded = Payload::decode(payload).map_err(|e| CommandError::Payload(e.to_string()))?;
         let mut metrics = Vec::with_capacity(decoded.metrics.len());
         for m in decoded.metrics {

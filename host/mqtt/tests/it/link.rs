@@ -348,3 +348,56 @@ async fn a_thirty_second_outage_with_a_restart_and_a_torn_write_loses_none_of_10
         replayed_in.as_secs_f64()
     );
 }
+
+/// Sizes both ways: a message over [`LinkConfig::max_incoming`] comes out
+/// marked, without its payload, and the connection stays; what the link
+/// publishes is bounded by the spool, not by rumqttc's 10 KiB default.
+///
+/// ```text
+/// client ──site/in/big (5,000 octets)──▶ mosquitto ──▶ link (max 1 KiB): Incoming { oversized: Some(5000) }
+/// client ──site/in/small "ok"─────────▶ mosquitto ──▶ link: Incoming { payload: "ok" }   (same connection)
+/// link ──site/out/big (200 KB)────────▶ mosquitto ──▶ client
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_message_is_handed_on_marked_and_large_publishes_go_out() {
+    let dir = Dir::new("sizes");
+    let port = free_port();
+    let _broker = Broker::start(port, &dir.0);
+    let mut config = link_config(port);
+    config.max_incoming = 1024;
+    config.subscriptions = vec!["site/in/#".into()];
+    let (spool, _) = Spool::open(SpoolConfig::new(dir.0.join("spool"))).unwrap();
+    let (link, mut incoming) = Link::start(config, spool);
+    until("the link connected", 10, || link.status().connected).await;
+
+    let mut o = MqttOptions::new("sizes-client", "127.0.0.1", port);
+    o.set_max_packet_size(1 << 20, 1 << 20);
+    let (client, mut events) = AsyncClient::new(o, 64);
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = got.clone();
+    let subscriber = client.clone();
+    tokio::spawn(async move {
+        while let Ok(event) = events.poll().await {
+            match event {
+                Event::Incoming(Packet::ConnAck(_)) => {
+                    let _ = subscriber.try_subscribe("site/out/#", QoS::AtLeastOnce);
+                }
+                Event::Incoming(Packet::Publish(p)) => sink.lock().unwrap().push(p.payload.len()),
+                _ => {}
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client.publish("site/in/big", QoS::AtLeastOnce, false, vec![b'x'; 5000]).await.unwrap();
+    client.publish("site/in/small", QoS::AtLeastOnce, false, "ok").await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.unwrap().unwrap();
+    assert_eq!((first.topic.as_str(), first.payload.len(), first.oversized), ("site/in/big", 0, Some(5000)));
+    let second = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.unwrap().unwrap();
+    assert_eq!(second, trellis_mqtt::link::Incoming::new("site/in/small", "ok"));
+
+    link.publish("site/out/big", 1, &vec![b'y'; 200_000]).unwrap();
+    until("200 KB at the client", 10, || got.lock().unwrap().contains(&200_000)).await;
+    until("the spool empty", 10, || link.pending() == 0).await;
+    let status = link.status();
+    assert_eq!((status.incoming_oversized, status.losses, status.connects), (1, 0, 1), "{status:?}");
+}

@@ -10,6 +10,11 @@ pub struct Publish {
     pub topic: String,
     pub pkid: u16,
     pub payload: Bytes,
+    /// Trellis patch: `Some(n)` for an incoming PUBLISH whose payload of
+    /// `n` octets was over the client's incoming size limit. The codec
+    /// discarded the payload (`payload` is empty) and kept the connection;
+    /// the packet is acknowledged like any other.
+    pub oversized: Option<usize>,
 }
 
 impl Publish {
@@ -21,6 +26,7 @@ impl Publish {
             pkid: 0,
             topic: topic.into(),
             payload: Bytes::from(payload.into()),
+            oversized: None,
         }
     }
 
@@ -32,6 +38,7 @@ impl Publish {
             pkid: 0,
             topic: topic.into(),
             payload,
+            oversized: None,
         }
     }
 
@@ -77,6 +84,7 @@ impl Publish {
             pkid,
             topic,
             payload: bytes,
+            oversized: None,
         };
 
         Ok(publish)
@@ -165,6 +173,7 @@ mod test {
                 topic: "a/b".to_owned(),
                 pkid: 10,
                 payload: Bytes::from(&payload[..]),
+                oversized: None,
             }
         );
     }
@@ -201,6 +210,7 @@ mod test {
                 topic: "a/b".to_owned(),
                 pkid: 0,
                 payload: Bytes::from(&[0x01, 0x02][..]),
+                oversized: None,
             }
         );
     }
@@ -214,6 +224,7 @@ mod test {
             topic: "a/b".to_owned(),
             pkid: 10,
             payload: Bytes::from(vec![0xF1, 0xF2, 0xF3, 0xF4]),
+            oversized: None,
         };
 
         let mut buf = BytesMut::new();
@@ -248,6 +259,7 @@ mod test {
             topic: "a/b".to_owned(),
             pkid: 0,
             payload: Bytes::from(vec![0xE1, 0xE2, 0xE3, 0xE4]),
+            oversized: None,
         };
 
         let mut buf = BytesMut::new();
