@@ -115,40 +115,27 @@ impl Kind {
         })
     }
 
-    /// The BACnet value a client's `variant` writes: `Empty` relinquishes
-    /// (Null); numbers are taken in any numeric Variant that fits.
+    /// The BACnet value a client's `variant` writes. The Variant must be of
+    /// the variable's DataType (Part 4, Write: Bad_TypeMismatch otherwise;
+    /// none of these types has a subtype with another encoding), so an
+    /// Int32 or a Double written to a Float is refused, not converted.
+    /// `Empty` relinquishes the client's priority (Null): the one
+    /// exception, OPC 30030's way to relinquish a commandable value.
     pub fn bacnet(self, variant: &Variant) -> Result<Value, StatusCode> {
-        let mismatch = StatusCode::BadTypeMismatch;
-        if matches!(variant, Variant::Empty) {
-            return Ok(Value::Null);
-        }
-        let number = numeric(variant);
-        Ok(match self {
-            Kind::Float => {
-                let n = number.ok_or(mismatch)?;
-                if n.is_finite() && n.abs() > f64::from(f32::MAX) {
-                    return Err(StatusCode::BadOutOfRange);
-                }
-                Value::Real(n as f32)
-            }
-            Kind::Double => Value::Double(number.ok_or(mismatch)?),
-            Kind::Boolean => Value::Boolean(boolean(variant).ok_or(mismatch)?),
-            Kind::BinaryPv => Value::Enumerated(u32::from(boolean(variant).ok_or(mismatch)?)),
-            Kind::UInt32 | Kind::UInt64 => {
-                Value::Unsigned(whole(number.ok_or(mismatch)?, 0.0, u64::MAX as f64)? as u64)
-            }
-            Kind::Int32 | Kind::Int64 => {
-                Value::Signed(whole(number.ok_or(mismatch)?, i64::MIN as f64, i64::MAX as f64)? as i64)
-            }
-            Kind::String => match variant {
-                Variant::String(s) => Value::CharacterString(CharacterString::utf8(s.as_ref())),
-                _ => return Err(mismatch),
-            },
-            Kind::ObjectId => {
-                let n = whole(number.ok_or(mismatch)?, 0.0, f64::from(u32::MAX))? as u32;
-                Value::ObjectIdentifier(ObjectIdentifier::from_u32(n))
-            }
-            Kind::Bits | Kind::Bytes => return Err(StatusCode::BadNotWritable),
+        Ok(match (self, variant) {
+            (_, Variant::Empty) => Value::Null,
+            (Kind::Float, Variant::Float(x)) => Value::Real(*x),
+            (Kind::Double, Variant::Double(x)) => Value::Double(*x),
+            (Kind::Boolean, Variant::Boolean(b)) => Value::Boolean(*b),
+            (Kind::BinaryPv, Variant::Boolean(b)) => Value::Enumerated(u32::from(*b)),
+            (Kind::UInt32, Variant::UInt32(x)) => Value::Unsigned(u64::from(*x)),
+            (Kind::UInt64, Variant::UInt64(x)) => Value::Unsigned(*x),
+            (Kind::Int32, Variant::Int32(x)) => Value::Signed(i64::from(*x)),
+            (Kind::Int64, Variant::Int64(x)) => Value::Signed(*x),
+            (Kind::String, Variant::String(s)) => Value::CharacterString(CharacterString::utf8(s.as_ref())),
+            (Kind::ObjectId, Variant::UInt32(n)) => Value::ObjectIdentifier(ObjectIdentifier::from_u32(*n)),
+            (Kind::Bits | Kind::Bytes, _) => return Err(StatusCode::BadNotWritable),
+            _ => return Err(StatusCode::BadTypeMismatch),
         })
     }
 }
@@ -168,27 +155,6 @@ pub fn numeric(v: &Variant) -> Option<f64> {
         Variant::Double(x) => *x,
         _ => return None,
     })
-}
-
-fn boolean(v: &Variant) -> Option<bool> {
-    match v {
-        Variant::Boolean(b) => Some(*b),
-        other => match numeric(other)? {
-            0.0 => Some(false),
-            1.0 => Some(true),
-            _ => None,
-        },
-    }
-}
-
-fn whole(n: f64, low: f64, high: f64) -> Result<f64, StatusCode> {
-    if n.fract() != 0.0 || !n.is_finite() {
-        return Err(StatusCode::BadTypeMismatch);
-    }
-    if n < low || n > high {
-        return Err(StatusCode::BadOutOfRange);
-    }
-    Ok(n)
 }
 
 /// The OPC UA status code for a failed read or write of a point.
@@ -244,14 +210,28 @@ mod tests {
     }
 
     #[test]
-    fn writes_take_any_number_that_fits_and_refuse_the_rest() {
-        assert_eq!(Kind::Float.bacnet(&Variant::Double(21.5)), Ok(Value::Real(21.5)));
-        assert_eq!(Kind::Float.bacnet(&Variant::Double(1e300)), Err(StatusCode::BadOutOfRange));
-        assert_eq!(Kind::UInt32.bacnet(&Variant::Int32(3)), Ok(Value::Unsigned(3)));
-        assert_eq!(Kind::UInt32.bacnet(&Variant::Int32(-3)), Err(StatusCode::BadOutOfRange));
-        assert_eq!(Kind::UInt32.bacnet(&Variant::Double(2.5)), Err(StatusCode::BadTypeMismatch));
+    fn writes_take_the_variables_data_type_only() {
+        assert_eq!(Kind::Float.bacnet(&Variant::Float(21.5)), Ok(Value::Real(21.5)));
+        assert_eq!(
+            Kind::Float.bacnet(&Variant::Float(f32::NAN)).map(|v| matches!(v, Value::Real(x) if x.is_nan())),
+            Ok(true)
+        );
+        for refused in [Variant::Double(21.5), Variant::Int32(21), Variant::Boolean(true), Variant::String("x".into())]
+        {
+            assert_eq!(Kind::Float.bacnet(&refused), Err(StatusCode::BadTypeMismatch), "{refused:?} to a Float");
+        }
+        assert_eq!(Kind::BinaryPv.bacnet(&Variant::Boolean(true)), Ok(Value::Enumerated(1)));
+        for refused in [Variant::Float(1.0), Variant::Int32(1), Variant::UInt32(0)] {
+            assert_eq!(Kind::BinaryPv.bacnet(&refused), Err(StatusCode::BadTypeMismatch), "{refused:?} to a Boolean");
+        }
+        assert_eq!(Kind::UInt32.bacnet(&Variant::UInt32(3)), Ok(Value::Unsigned(3)));
+        assert_eq!(Kind::UInt32.bacnet(&Variant::Int32(3)), Err(StatusCode::BadTypeMismatch));
+        assert_eq!(Kind::UInt32.bacnet(&Variant::UInt64(3)), Err(StatusCode::BadTypeMismatch));
+        assert_eq!(Kind::Int64.bacnet(&Variant::Int64(-3)), Ok(Value::Signed(-3)));
+        assert_eq!(Kind::Double.bacnet(&Variant::Float(1.5)), Err(StatusCode::BadTypeMismatch));
+        assert!(Kind::ObjectId.bacnet(&Variant::UInt32((2 << 22) | 1)).is_ok());
+        assert_eq!(Kind::Bits.bacnet(&Variant::UInt32(1)), Err(StatusCode::BadNotWritable));
         assert_eq!(Kind::Float.bacnet(&Variant::Empty), Ok(Value::Null), "an empty write relinquishes");
-        assert_eq!(Kind::Float.bacnet(&Variant::String("x".into())), Err(StatusCode::BadTypeMismatch));
         assert_eq!(Kind::Float.variant(&any(Value::Null)), Ok(Variant::Empty));
     }
 

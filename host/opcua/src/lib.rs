@@ -8,6 +8,7 @@
 //! - [`server`]: endpoints, security, identities; the [`server::Updater`]
 //!   through which COV changes reach subscriptions;
 //! - [`convert`], [`units`]: values, status codes, engineering units;
+//! - [`limits`]: message, array and operation limits, consistent with each other;
 //! - [`auth`], [`certs`]: identities and the certificate store.
 //!
 //! Must never: poll a device for a subscription (changes are pushed), or
@@ -17,6 +18,7 @@ pub mod auth;
 pub mod certs;
 pub mod client;
 pub mod convert;
+pub mod limits;
 pub mod manager;
 pub mod node_ids;
 pub mod server;

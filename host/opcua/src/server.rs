@@ -287,6 +287,7 @@ pub async fn start<S: PointSource>(settings: Settings, source: Arc<S>) -> Result
     builder = builder
         .default_endpoint(settings.security[0].name())
         .subscription_poll_interval_ms(settings.min_publishing_interval_ms.max(1));
+    crate::limits::apply(builder.limits_mut());
     let limits = &mut builder.limits_mut().subscriptions;
     limits.min_publishing_interval_ms = settings.min_publishing_interval_ms.max(1) as f64;
     // Values are pushed (COV), not sampled: a monitored item may ask for 0

@@ -232,6 +232,15 @@ fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
     // BACnet refusals come back as status codes.
     assert_eq!(ua.write(&temperature, json!(3.0), "Float"), "BadNotWritable", "an analog input's Present_Value");
     assert_eq!(ua.write(&setpoint, json!("warm"), "String"), "BadTypeMismatch");
+    // Part 4's Write: the Variant is of the variable's DataType, or Bad_TypeMismatch; nothing is converted.
+    assert_eq!(ua.write(&setpoint, json!(21), "Int32"), "BadTypeMismatch", "an Int32 to a Float");
+    assert_eq!(ua.write(&setpoint, json!(21.5), "Double"), "BadTypeMismatch", "a Double to a Float");
+    let overridden = ua.node(&["BACnet", "Trellis Demo Building", "Occupancy Override", "Present_Value"]);
+    assert_eq!(ua.read(&overridden, "DataType"), "i=1", "Boolean");
+    assert_eq!(ua.write(&overridden, json!(1.0), "Float"), "BadTypeMismatch", "a Float to a Boolean");
+    assert_eq!(ua.write(&overridden, json!(1), "UInt32"), "BadTypeMismatch", "a UInt32 to a Boolean");
+    let (_, array) = cli(&["read", &device, "analog-value,1", "priority-array"]);
+    assert!(array.contains("65") && !array.contains("21"), "the burst's last value, no refused write: {array}");
     assert_eq!(ua.write(&setpoint, Value::Null, "Null"), "Good", "an empty value relinquishes");
     ua.ask(json!({"op": "disconnect"}));
 
@@ -242,6 +251,70 @@ fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
     ua.ask(json!({"op": "disconnect"}));
     let wrong = json!({"op": "connect", "url": served.url, "security": "sign", "certs": certs, "user": "viewer", "password": "guess"});
     assert_eq!(ua.ask(wrong)["ok"], false);
+}
+
+/// What the server advertises holds: a Read of MaxNodesPerRead nodes
+/// decodes and succeeds, one of a node more (and of 50,000) is answered
+/// Bad_TooManyOperations on a connection that stays up.
+///
+/// ```text
+/// asyncua ──Read ServerCapabilities──▶ MaxNodesPerRead 10000 ≤ MaxArrayLength 100000; Acknowledge: MaxMessageSize 4 MiB
+/// asyncua ──Read × 2,000 / 10,000──▶ Good, every result Good
+/// asyncua ──Read × 10,001 / 50,000──▶ Bad_TooManyOperations (a ServiceFault)
+/// asyncua ──Write × 10,001──▶ Bad_TooManyOperations; Write × 100 ──▶ Good
+/// asyncua ──Read──▶ Good (the same session)
+/// ```
+#[test]
+fn the_advertised_limits_hold_and_requests_past_them_get_bad_too_many_operations() {
+    let scratch = Scratch::new("opcua", "limits");
+    let served = serve_example(&scratch, "");
+    let mut ua = UaClient::start("opcua_client.py");
+    let certs = scratch.path("asyncua-certs");
+    // An operator session (None security refuses writes to anonymous users).
+    let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "none"}));
+    assert_eq!(c["ok"], true, "{c}");
+    let limits = ua.ask(json!({"op": "limits"}));
+    assert_eq!(limits["MaxNodesPerRead"], 10_000, "{limits}");
+    assert_eq!(limits["MaxNodesPerWrite"], 10_000, "{limits}");
+    assert_eq!(limits["MaxArrayLength"], 100_000, "{limits}");
+    let array_limit = limits["MaxArrayLength"].as_u64().unwrap();
+    for op in ["MaxNodesPerRead", "MaxNodesPerWrite", "MaxNodesPerBrowse", "MaxMonitoredItemsPerCall"] {
+        assert!(limits[op].as_u64().unwrap() < array_limit, "{op} past MaxArrayLength: {limits}");
+    }
+    assert_eq!(limits["ack"]["max_message_size"], 4 << 20, "{limits}");
+
+    let temperature = ua.node(ZONE_TEMPERATURE);
+    for n in [2_000, 10_000] {
+        let r = ua.ask(json!({"op": "read_many", "node": temperature, "count": n}));
+        assert_eq!(
+            (r["status"].as_str(), r["results"].as_u64(), r["good"].as_u64()),
+            (Some("Good"), Some(n), Some(n)),
+            "{n}: {r}"
+        );
+    }
+    for n in [10_001, 50_000] {
+        let r = ua.ask(json!({"op": "read_many", "node": temperature, "count": n}));
+        assert_eq!(r["status"], "BadTooManyOperations", "a Read of {n}: {r}");
+    }
+    ua.ask(json!({"op": "disconnect"}));
+
+    // Writes need a user who may write (over an encrypted channel: its certificate trusted first).
+    let secure = json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": certs, "user": "operator", "password": "change-me"});
+    assert_eq!(ua.ask(secure.clone())["ok"], false, "an unknown certificate first");
+    let rejected = served.pki.join("rejected");
+    for entry in std::fs::read_dir(&rejected).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::rename(&path, served.pki.join("trusted").join(path.file_name().unwrap())).unwrap();
+    }
+    let c = ua.ask(secure);
+    assert_eq!(c["ok"], true, "{c}");
+    let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
+    let r = ua.ask(json!({"op": "write_many", "node": setpoint, "count": 10_001, "value": 20.5, "variant": "Float"}));
+    assert_eq!(r["status"], "BadTooManyOperations", "{r}");
+    let r = ua.ask(json!({"op": "write_many", "node": setpoint, "count": 100, "value": 20.5, "variant": "Float"}));
+    assert_eq!((r["status"].as_str(), r["good"].as_u64()), (Some("Good"), Some(100)), "{r}");
+    assert_eq!(ua.read(&setpoint, "Value"), 20.5, "the same session still serves");
+    ua.ask(json!({"op": "disconnect"}));
 }
 
 #[test]

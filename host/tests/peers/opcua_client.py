@@ -14,6 +14,12 @@ Commands:
   {"op": "read", "node": N, "attribute": A}       -> {"status": S, "value": V}
   {"op": "write", "node": N, "value": V, "variant": T}  -> {"status": S}
   {"op": "subscribe", "node": N, "interval": ms}  -> {"ok": true}
+  {"op": "read_many", "node": N, "count": n}      -> one Read of n ReadValueIds (N's Value each):
+                                                     {"status": "Good", "results": n, "good": g} | {"status": S}
+  {"op": "write_many", "node": N, "count": n, "value": V, "variant": T}
+                                                  -> one Write of n WriteValues: as read_many
+  {"op": "limits"}                                -> the server's advertised capabilities and the
+                                                     connection's negotiated limits: {"MaxNodesPerRead": …, …}
 
 Client certificates (security other than none): DIR/client-cert.der and
 DIR/client-key.pem, made here if missing (application URI
@@ -81,6 +87,66 @@ async def connect(cmd):
     return client
 
 
+async def many(client, cmd):
+    """One Read or Write service call of cmd["count"] operations on one node."""
+    node = ua.NodeId.from_string(cmd["node"])
+    try:
+        if cmd["op"] == "read_many":
+            params = ua.ReadParameters()
+            for _ in range(cmd["count"]):
+                rv = ua.ReadValueId()
+                rv.NodeId = node
+                rv.AttributeId = ua.AttributeIds.Value
+                params.NodesToRead.append(rv)
+            results = [dv.StatusCode for dv in await client.uaclient.read(params)]
+        else:
+            params = ua.WriteParameters()
+            variant = ua.Variant(cmd["value"], getattr(ua.VariantType, cmd.get("variant", "Float")))
+            for _ in range(cmd["count"]):
+                wv = ua.WriteValue()
+                wv.NodeId = node
+                wv.AttributeId = ua.AttributeIds.Value
+                wv.Value = ua.DataValue(variant)
+                params.NodesToWrite.append(wv)
+            results = await client.uaclient.write(params)
+    except ua.UaStatusCodeError as e:
+        return {"status": type(e).__name__}
+    except Exception as e:  # a closed connection, a local refusal: named
+        return {"status": f"{type(e).__name__}: {e}"}
+    return {"status": "Good", "results": len(results), "good": sum(1 for s in results if s.is_good())}
+
+
+# ServerCapabilities (i=2268) and its OperationLimits (i=11704), by their standard NodeIds.
+CAPABILITIES = {
+    "MaxArrayLength": 11702,
+    "MaxStringLength": 11703,
+    "MaxByteStringLength": 12911,
+    "MaxNodesPerRead": 11705,
+    "MaxNodesPerWrite": 11707,
+    "MaxNodesPerBrowse": 11710,
+    "MaxMonitoredItemsPerCall": 11714,
+    "MaxNodesPerRegisterNodes": 11711,
+    "MaxNodesPerTranslateBrowsePathsToNodeIds": 11712,
+    "MaxNodesPerMethodCall": 11709,
+}
+
+
+async def limits(client):
+    answer = {}
+    for name, i in CAPABILITIES.items():
+        dv = await client.get_node(ua.NodeId(i, 0)).read_attribute(ua.AttributeIds.Value, raise_on_bad_status=False)
+        answer[name] = dv.Value.Value if dv.StatusCode.is_good() else dv.StatusCode.name
+    # What the server's Acknowledge said (asyncua keeps it as the connection's limits).
+    limits = client.uaclient.protocol._connection._limits
+    answer["ack"] = {
+        "max_message_size": limits.max_message_size,
+        "max_chunk_count": limits.max_chunk_count,
+        "receive_buffer_size": limits.max_recv_buffer,
+        "send_buffer_size": limits.max_send_buffer,
+    }
+    return answer
+
+
 async def main():
     client = None
     subscription = None
@@ -140,6 +206,10 @@ async def main():
                     subscription = await client.create_subscription(cmd.get("interval", 100), Changes())
                 await subscription.subscribe_data_change(client.get_node(cmd["node"]))
                 out({"ok": True})
+            elif op in ("read_many", "write_many"):
+                out(await many(client, cmd))
+            elif op == "limits":
+                out(await limits(client))
             else:
                 out({"error": f"unknown op {op}"})
         except Exception as e:
