@@ -669,6 +669,7 @@ pub async fn start(config: Config, base: PathBuf, options: StartOptions) -> anyh
         uploads,
         watchers: std::sync::Arc::new(tokio::sync::Semaphore::new(crate::http::MAX_WATCHERS)),
         mqtt: mqtt.as_ref().map(|b| b.link.clone()),
+        mqtt_commands: mqtt.as_ref().map(|b| b.commands.clone()),
     };
     let gateway = std::sync::Arc::new(gateway);
     let console = start_http(&config, options.http.as_deref(), gateway.clone()).await?;

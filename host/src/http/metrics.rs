@@ -30,6 +30,7 @@
 //! | `trellis_mqtt_connections_total`, `trellis_mqtt_connection_losses_total`, `trellis_mqtt_delivered_total` | |
 //! | `trellis_mqtt_incoming_discarded_total` | reason (oversized, queue_full) |
 //! | `trellis_mqtt_live_dropped_total` | |
+//! | `trellis_mqtt_commands_total` | result (written, refused) |
 //! | `trellis_build_info` (gauge, 1) | version |
 
 use super::Gateway;
@@ -294,7 +295,16 @@ impl Scrape {
             MetricType::Counter,
         )?;
         counter(&mut e, &vec![("reason", "oversized".into())], s.incoming_oversized)?;
-        counter(&mut e, &vec![("reason", "queue_full".into())], s.incoming_dropped)
+        counter(&mut e, &vec![("reason", "queue_full".into())], s.incoming_dropped)?;
+        let Some(commands) = &self.0.mqtt_commands else { return Ok(()) };
+        let mut e = d.encode_descriptor(
+            "mqtt_commands",
+            "Writes asked over MQTT (JSON …/set messages, Sparkplug DCMD metrics): written, or refused",
+            None,
+            MetricType::Counter,
+        )?;
+        counter(&mut e, &vec![("result", "written".into())], commands.written.load(Relaxed))?;
+        counter(&mut e, &vec![("result", "refused".into())], commands.refused.load(Relaxed))
     }
 
     fn ports(&self, d: &mut DescriptorEncoder) -> std::fmt::Result {

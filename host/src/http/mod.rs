@@ -70,6 +70,8 @@ pub struct Gateway {
     pub watchers: Arc<tokio::sync::Semaphore>,
     /// The MQTT broker link, with `[mqtt]`.
     pub mqtt: Option<trellis_mqtt::link::Link>,
+    /// Writes asked over MQTT, with `[mqtt]`.
+    pub mqtt_commands: Option<Arc<crate::mqtt_bridge::CommandCounts>>,
 }
 
 /// Point streams (`/api/devices/{device}/events`) open at once; more get 503.

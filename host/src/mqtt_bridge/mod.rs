@@ -36,6 +36,7 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{broadcast, mpsc};
 use trellis_mqtt::link::{Incoming, Link, LinkConfig};
 use trellis_mqtt::spool::{Spool, SpoolConfig};
@@ -187,16 +188,42 @@ pub struct Bridge {
     pub link: Link,
     /// What arrives, to every receiver.
     pub messages: broadcast::Sender<Incoming>,
+    /// Writes asked over MQTT, by outcome.
+    pub commands: Arc<CommandCounts>,
+}
+
+/// Writes asked over MQTT (a JSON `…/set` message; a metric of a
+/// Sparkplug DCMD), for `/metrics`.
+#[derive(Debug, Default)]
+pub struct CommandCounts {
+    /// Written to the device.
+    pub written: AtomicU64,
+    /// Refused: oversized, malformed, for no device or object served here,
+    /// or refused by the device; and commands dropped because they came
+    /// faster than they were taken.
+    pub refused: AtomicU64,
+}
+
+impl CommandCounts {
+    fn count(&self, written: bool) {
+        let counter = if written { &self.written } else { &self.refused };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Every message from `incoming` to `messages`, and to the receiver
 /// returned (the bridge's own command handling).
-fn fan_out(mut incoming: mpsc::Receiver<Incoming>, messages: broadcast::Sender<Incoming>) -> mpsc::Receiver<Incoming> {
+fn fan_out(
+    mut incoming: mpsc::Receiver<Incoming>,
+    messages: broadcast::Sender<Incoming>,
+    commands: Arc<CommandCounts>,
+) -> mpsc::Receiver<Incoming> {
     let (to_bridge, bridge) = mpsc::channel(1024);
     tokio::spawn(async move {
         while let Some(m) = incoming.recv().await {
             let _ = messages.send(m.clone());
             if to_bridge.try_send(m).is_err() {
+                commands.count(false);
                 tracing::warn!("MQTT bridge: commands came faster than they were taken; one dropped");
             }
         }
@@ -213,6 +240,7 @@ pub fn start(
     base: &std::path::Path,
 ) -> anyhow::Result<Bridge> {
     let (messages, _) = broadcast::channel(1024);
+    let counts = Arc::new(CommandCounts::default());
     section.validate()?;
     let (host, port) = section.host_port()?;
     let spool_dir = section.spool_dir.clone().unwrap_or_else(|| cache.join("mqtt-spool").join(&section.client_id));
@@ -248,22 +276,23 @@ pub fn start(
     if let Some(sp) = &section.sparkplug {
         let node = sparkplug::prepare(sp, &spool_dir, &mut link_config)?;
         let (link, incoming) = Link::start(link_config, spool);
-        let incoming = fan_out(incoming, messages.clone());
-        tokio::spawn(sparkplug::run(node, servers, link.clone(), incoming, changes, section.priority));
-        return Ok(Bridge { link, messages });
+        let incoming = fan_out(incoming, messages.clone(), counts.clone());
+        let writes = sparkplug::Writes { priority: section.priority, counts: counts.clone() };
+        tokio::spawn(sparkplug::run(node, servers, link.clone(), incoming, changes, writes));
+        return Ok(Bridge { link, messages, commands: counts });
     }
     link_config.availability_topic = Some(format!("{}/availability", section.topic_prefix));
     if section.commands && section.publish_points {
         link_config.subscriptions.push(format!("{}/+/+/set", section.topic_prefix));
     }
     let (link, incoming) = Link::start(link_config, spool);
-    let mut incoming = fan_out(incoming, messages.clone());
+    let mut incoming = fan_out(incoming, messages.clone(), counts.clone());
     let by_instance: HashMap<u32, Arc<Server<PluginModel>>> =
         servers.iter().map(|s| (s.device_id().instance, s.clone())).collect();
     if section.publish_points {
         tokio::spawn(json::publish_changes(changes, link.clone(), section.clone()));
     }
-    let (commands, writer) = (section.clone(), link.clone());
+    let (commands, writer, counted) = (section.clone(), link.clone(), counts.clone());
     tokio::spawn(async move {
         while let Some(m) = incoming.recv().await {
             // Messages for the applications pass by here too: only ours are commands.
@@ -271,11 +300,12 @@ pub fn start(
                 continue;
             }
             if let Some((topic, answer)) = json::command(&commands, &by_instance, &m).await {
+                counted.count(answer["ok"] == true);
                 let _ = writer.publish(&topic, 1, answer.to_string().as_bytes());
             }
         }
     });
-    Ok(Bridge { link, messages })
+    Ok(Bridge { link, messages, commands: counts })
 }
 
 #[cfg(test)]

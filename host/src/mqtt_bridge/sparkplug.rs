@@ -109,6 +109,14 @@ impl Device {
     }
 }
 
+/// How DCMD metrics are written: at which priority, counted where.
+pub struct Writes {
+    /// The BACnet priority of a write.
+    pub priority: u8,
+    /// Written and refused metrics (and refused commands).
+    pub counts: Arc<super::CommandCounts>,
+}
+
 /// Run the edge node until the link's receivers close.
 pub async fn run(
     node: SharedNode,
@@ -116,7 +124,7 @@ pub async fn run(
     link: Link,
     mut incoming: mpsc::Receiver<Incoming>,
     mut changes: mpsc::Receiver<(u32, COVNotification)>,
-    priority: u8,
+    writes: Writes,
 ) {
     let mut devices: HashMap<u32, Device> = servers
         .into_iter()
@@ -180,6 +188,7 @@ pub async fn run(
                 let Some(m) = message else { return };
                 if let Some(octets) = m.oversized {
                     if lock(&node).is_command_topic(&m.topic) {
+                        writes.counts.count(false);
                         tracing::warn!(topic = m.topic, octets, "Sparkplug: command over mqtt.max_incoming_kb refused; nothing was written");
                     }
                     continue;
@@ -195,15 +204,22 @@ pub async fn run(
                     Ok(Command::Device { device, metrics }) => {
                         let target = devices.values().find(|d| d.id == device);
                         match target {
-                            Some(d) => write_metrics(d, metrics, priority).await,
-                            None => tracing::warn!(device, "Sparkplug: DCMD for a device not served here"),
+                            Some(d) => write_metrics(d, metrics, &writes).await,
+                            None => {
+                                writes.counts.count(false);
+                                tracing::warn!(device, "Sparkplug: DCMD for a device not served here")
+                            }
                         }
                     }
                     Ok(Command::Node(metrics)) => {
+                        writes.counts.count(false);
                         tracing::warn!(?metrics, "Sparkplug: NCMD metrics other than a rebirth are not writable here")
                     }
                     Err(spb::CommandError::NotOurs) => {}
-                    Err(e) => tracing::warn!(topic = m.topic, "Sparkplug: command refused: {e}"),
+                    Err(e) => {
+                        writes.counts.count(false);
+                        tracing::warn!(topic = m.topic, "Sparkplug: command refused: {e}")
+                    }
                 }
             }
         }
@@ -316,22 +332,32 @@ fn point_value(v: &AnyValue, kind: DataType) -> PointValue {
 }
 
 /// A DCMD's metrics written to `device`, one WriteProperty each.
-async fn write_metrics(device: &Device, metrics: Vec<CommandMetric>, priority: u8) {
+async fn write_metrics(device: &Device, metrics: Vec<CommandMetric>, writes: &Writes) {
     for m in metrics {
-        let object = match &m.metric {
-            MetricRef::Alias(a) => device.by_alias.get(a),
-            MetricRef::Name(n) => device.by_name.get(n),
-        };
-        let Some(&object) = object else {
-            tracing::warn!(device = device.id, metric = ?m.metric, "Sparkplug: DCMD names a metric no birth announced");
-            continue;
-        };
-        let Some(value) = bacnet_value(object.object_type, m.value.as_ref()) else {
-            tracing::warn!(device = device.id, metric = ?m.metric, value = ?m.value, "Sparkplug: DCMD value does not fit the object");
-            continue;
-        };
-        if let Err(why) = points::write(&device.server, object, P::PRESENT_VALUE, value, priority).await {
+        let written = write_metric(device, m, writes.priority).await;
+        writes.counts.count(written);
+    }
+}
+
+/// One DCMD metric to its object; whether it was written.
+async fn write_metric(device: &Device, m: CommandMetric, priority: u8) -> bool {
+    let object = match &m.metric {
+        MetricRef::Alias(a) => device.by_alias.get(a),
+        MetricRef::Name(n) => device.by_name.get(n),
+    };
+    let Some(&object) = object else {
+        tracing::warn!(device = device.id, metric = ?m.metric, "Sparkplug: DCMD names a metric no birth announced");
+        return false;
+    };
+    let Some(value) = bacnet_value(object.object_type, m.value.as_ref()) else {
+        tracing::warn!(device = device.id, metric = ?m.metric, value = ?m.value, "Sparkplug: DCMD value does not fit the object");
+        return false;
+    };
+    match points::write(&device.server, object, P::PRESENT_VALUE, value, priority).await {
+        Ok(()) => true,
+        Err(why) => {
             tracing::warn!(device = device.id, %object, "Sparkplug: DCMD write refused: {why}");
+            false
         }
     }
 }
