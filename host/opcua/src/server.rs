@@ -162,16 +162,24 @@ impl<S: PointSource> Updater<S> {
         object: ObjectIdentifier,
         values: impl IntoIterator<Item = (PropertyIdentifier, AnyValue)>,
     ) -> usize {
-        let updates: Vec<(NodeId, opcua::types::DataValue)> = {
+        let mut out_of_service = None;
+        let (updates, follows): (Vec<(NodeId, opcua::types::DataValue)>, Option<NodeId>) = {
             let registry = self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            values
+            let updates = values
                 .into_iter()
                 .filter_map(|(property, value)| {
+                    if let Some(oos) = crate::space::out_of_service_in(property, &value) {
+                        out_of_service = Some(oos);
+                    }
                     let (id, kind) = registry.node_of(&PointRef { device, object, property })?;
                     Some((id.clone(), data_value(kind, &value)))
                 })
-                .collect()
+                .collect();
+            (updates, registry.follows_out_of_service(device, object).cloned())
         };
+        if let (Some(oos), Some(pv)) = (out_of_service, follows) {
+            self.set_present_value_access(&pv, object, oos);
+        }
         if updates.is_empty() {
             return 0;
         }
@@ -181,6 +189,20 @@ impl<S: PointSource> Updater<S> {
             tracing::debug!("OPC UA: a change could not be applied: {e}");
         }
         n
+    }
+
+    /// An input's (or schedule's…) Present_Value is writable exactly while
+    /// its object is out of service: its AccessLevel follows.
+    fn set_present_value_access(&self, pv: &NodeId, object: ObjectIdentifier, out_of_service: bool) {
+        let level =
+            crate::space::access_of(object.object_type, PropertyIdentifier::PRESENT_VALUE, false, out_of_service);
+        let mut space = self.manager.address_space().write();
+        if let Some(opcua::server::address_space::NodeType::Variable(v)) = space.find_mut(pv)
+            && v.access_level().bits() != level.bits()
+        {
+            v.set_access_level(level);
+            v.set_user_access_level(level);
+        }
     }
 
     /// Show exactly `devices` (after a hot swap or a new object list):

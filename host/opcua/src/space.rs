@@ -52,6 +52,9 @@ pub struct Registry {
     by_point: HashMap<PointRef, NodeId>,
     /// Device instance → every node made for it (removed with it).
     nodes: BTreeMap<u32, Vec<NodeId>>,
+    /// Present_Value variables writable only while their object is out of
+    /// service, by object.
+    out_of_service_pv: HashMap<(u32, ObjectIdentifier), NodeId>,
 }
 
 /// The OPC 30030 name of a BACnet property: `present-value` → `Present_Value`.
@@ -69,9 +72,45 @@ pub fn browse_name_of(p: P) -> String {
         .join("_")
 }
 
-/// Properties a client may write through OPC UA (the device still decides).
-fn writable(p: P) -> bool {
-    matches!(p, P::PRESENT_VALUE | P::OUT_OF_SERVICE | P::RELINQUISH_DEFAULT | P::COV_INCREMENT)
+/// What a client may do with a property's variable: write it only where
+/// the BACnet side accepts a write (ASHRAE 135's property tables, as the
+/// guest SDK's store applies them; the device still decides and its error
+/// comes back as a status code):
+///
+/// - Present_Value of a commandable object (it has a Priority_Array) or of
+///   a value object (`…-value`): always; of any other object (an input, a
+///   schedule…) only while Out_Of_Service is TRUE, which
+///   [`Registry::follows_out_of_service`] tracks;
+/// - Out_Of_Service and COV_Increment: always;
+/// - everything else, Relinquish_Default included: never.
+pub fn access_of(object: ObjectType, p: P, commandable: bool, out_of_service: bool) -> AccessLevel {
+    let write = match p {
+        P::PRESENT_VALUE => commandable || is_value_object(object) || out_of_service,
+        P::OUT_OF_SERVICE | P::COV_INCREMENT => true,
+        _ => false,
+    };
+    if write { AccessLevel::CURRENT_READ | AccessLevel::CURRENT_WRITE } else { AccessLevel::CURRENT_READ }
+}
+
+/// Analog Value, Binary Value, Integer Value, …: a Present_Value written
+/// directly (Clause 12: "value" objects).
+fn is_value_object(t: ObjectType) -> bool {
+    t.to_string().ends_with("-value")
+}
+
+/// Whether a Present_Value's writability follows Out_Of_Service.
+fn follows_out_of_service(object: ObjectType, commandable: bool) -> bool {
+    !commandable && !is_value_object(object)
+}
+
+/// Out_Of_Service as a COV notification reports it: the property itself,
+/// or Status_Flags' OUT_OF_SERVICE bit (bit 3).
+pub fn out_of_service_in(p: P, value: &AnyValue) -> Option<bool> {
+    match (p, value.as_primitive()?) {
+        (P::OUT_OF_SERVICE, bacnet::Value::Boolean(b)) => Some(*b),
+        (P::STATUS_FLAGS, bacnet::Value::BitString(bits)) => bits.iter().nth(3),
+        _ => None,
+    }
 }
 
 fn object_key(device: u32, o: ObjectIdentifier) -> String {
@@ -81,7 +120,14 @@ fn object_key(device: u32, o: ObjectIdentifier) -> String {
 impl Registry {
     /// An empty registry over `ids`.
     pub fn new(namespace: u16, ids: NodeIdTable) -> Self {
-        Registry { namespace, ids, points: HashMap::new(), by_point: HashMap::new(), nodes: BTreeMap::new() }
+        Registry {
+            namespace,
+            ids,
+            points: HashMap::new(),
+            by_point: HashMap::new(),
+            nodes: BTreeMap::new(),
+            out_of_service_pv: HashMap::new(),
+        }
     }
 
     /// The internetwork object's NodeId.
@@ -98,6 +144,12 @@ impl Registry {
     pub fn node_of(&self, point: &PointRef) -> Option<(&NodeId, Kind)> {
         let id = self.by_point.get(point)?;
         Some((id, self.points.get(id)?.kind))
+    }
+
+    /// The Present_Value variable of `object` if its writability follows
+    /// Out_Of_Service (see [`access_of`]).
+    pub fn follows_out_of_service(&self, device: u32, object: ObjectIdentifier) -> Option<&NodeId> {
+        self.out_of_service_pv.get(&(device, object))
     }
 
     /// Variables standing for points.
@@ -142,6 +194,7 @@ impl Registry {
     }
 
     fn remove_device(&mut self, space: &mut AddressSpace, device: u32) {
+        self.out_of_service_pv.retain(|(d, _), _| *d != device);
         for node in self.nodes.remove(&device).unwrap_or_default() {
             if let Some(p) = self.points.remove(&node) {
                 self.by_point.remove(&p.point);
@@ -209,16 +262,21 @@ impl Registry {
             &node,
         );
         made.push(oid_node);
+        let commandable = o.properties.iter().any(|(p, _)| *p == P::PRIORITY_ARRAY);
+        // Out_Of_Service itself, else Status_Flags' bit.
+        let out_of_service = [P::OUT_OF_SERVICE, P::STATUS_FLAGS]
+            .iter()
+            .find_map(|want| o.properties.iter().find(|(p, _)| p == want).and_then(|(p, v)| out_of_service_in(*p, v)))
+            .unwrap_or(false);
         for (p, value) in &o.properties {
             let Some(kind) = Kind::of(o.id.object_type, *p, value) else { continue };
             let name = browse_name_of(*p);
             let var = self.id(&format!("{key}/{name}"));
             let initial = kind.variant(value).unwrap_or(Variant::Empty);
-            let access = if writable(*p) {
-                AccessLevel::CURRENT_READ | AccessLevel::CURRENT_WRITE
-            } else {
-                AccessLevel::CURRENT_READ
-            };
+            let access = access_of(o.id.object_type, *p, commandable, out_of_service);
+            if *p == P::PRESENT_VALUE && follows_out_of_service(o.id.object_type, commandable) {
+                self.out_of_service_pv.insert((device, o.id), var.clone());
+            }
             let mut vb = VariableBuilder::new(&var, self.qualified(&name), name.as_str())
                 .data_type(kind.data_type())
                 .value(initial)
@@ -306,6 +364,32 @@ pub fn data_value(kind: Kind, value: &AnyValue) -> DataValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn access_levels_follow_what_bacnet_accepts() {
+        let rw = (AccessLevel::CURRENT_READ | AccessLevel::CURRENT_WRITE).bits();
+        let r = AccessLevel::CURRENT_READ.bits();
+        let level = |t, p, commandable, oos| access_of(t, p, commandable, oos).bits();
+        assert_eq!(level(ObjectType::ANALOG_INPUT, P::PRESENT_VALUE, false, false), r, "an input in service");
+        assert_eq!(level(ObjectType::ANALOG_INPUT, P::PRESENT_VALUE, false, true), rw, "an input out of service");
+        assert_eq!(level(ObjectType::ANALOG_OUTPUT, P::PRESENT_VALUE, true, false), rw, "commandable");
+        assert_eq!(level(ObjectType::BINARY_VALUE, P::PRESENT_VALUE, false, false), rw, "a value object");
+        assert_eq!(level(ObjectType::ANALOG_VALUE, P::RELINQUISH_DEFAULT, true, false), r);
+        assert_eq!(level(ObjectType::ANALOG_INPUT, P::OUT_OF_SERVICE, false, false), rw);
+        assert_eq!(level(ObjectType::ANALOG_INPUT, P::STATUS_FLAGS, false, true), r);
+        assert!(follows_out_of_service(ObjectType::MULTI_STATE_INPUT, false));
+        assert!(!follows_out_of_service(ObjectType::MULTI_STATE_VALUE, false));
+        let flags = |oos| {
+            AnyValue::primitive(bacnet::Value::BitString(bacnet::BitString::from_bits(&[false, false, false, oos])))
+        };
+        assert_eq!(out_of_service_in(P::STATUS_FLAGS, &flags(true)), Some(true));
+        assert_eq!(out_of_service_in(P::STATUS_FLAGS, &flags(false)), Some(false));
+        assert_eq!(
+            out_of_service_in(P::OUT_OF_SERVICE, &AnyValue::primitive(bacnet::Value::Boolean(true))),
+            Some(true)
+        );
+        assert_eq!(out_of_service_in(P::PRESENT_VALUE, &AnyValue::primitive(bacnet::Value::Real(1.0))), None);
+    }
 
     #[test]
     fn property_names_follow_opc_30030() {

@@ -169,7 +169,9 @@ fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
     for p in ["Object_Identifier", "Present_Value", "Status_Flags", "Out_Of_Service", "Event_State"] {
         assert!(props["children"].as_array().unwrap().iter().any(|c| c == p), "{p} in {props}");
     }
-    assert_eq!(ua.write(&temperature, json!(3.0), "Float"), "BadUserAccessDenied", "anonymous sessions only read");
+    let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
+    assert_eq!(ua.write(&setpoint, json!(3.0), "Float"), "BadUserAccessDenied", "anonymous sessions only read");
+    assert_eq!(ua.write(&temperature, json!(3.0), "Float"), "BadNotWritable", "an input in service: nobody writes");
     ua.ask(json!({"op": "disconnect"}));
 
     // Basic256Sha256 SignAndEncrypt: an unknown client certificate is refused and kept in rejected/.
@@ -186,7 +188,6 @@ fn serves_reads_writes_and_cov_subscriptions_to(client: &str) {
     assert_eq!(c["ok"], true, "after the operator trusted it: {c}");
 
     // A BACnet write reaches an OPC UA subscription.
-    let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
     let oid = ua.node(&[ZONE_SETPOINT, &["Object_Identifier"]].concat());
     assert_eq!(ua.read(&oid, "Value"), json!((2 << 22) | 1), "analog-value,1");
     assert_eq!(ua.ask(json!({"op": "subscribe", "node": setpoint, "interval": 50}))["ok"], true);
@@ -298,22 +299,71 @@ fn the_advertised_limits_hold_and_requests_past_them_get_bad_too_many_operations
     }
     ua.ask(json!({"op": "disconnect"}));
 
-    // Writes need a user who may write (over an encrypted channel: its certificate trusted first).
-    let secure = json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": certs, "user": "operator", "password": "change-me"});
-    assert_eq!(ua.ask(secure.clone())["ok"], false, "an unknown certificate first");
-    let rejected = served.pki.join("rejected");
-    for entry in std::fs::read_dir(&rejected).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::rename(&path, served.pki.join("trusted").join(path.file_name().unwrap())).unwrap();
-    }
-    let c = ua.ask(secure);
-    assert_eq!(c["ok"], true, "{c}");
+    operator_session(&mut ua, &served, &certs);
     let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
     let r = ua.ask(json!({"op": "write_many", "node": setpoint, "count": 10_001, "value": 20.5, "variant": "Float"}));
     assert_eq!(r["status"], "BadTooManyOperations", "{r}");
     let r = ua.ask(json!({"op": "write_many", "node": setpoint, "count": 100, "value": 20.5, "variant": "Float"}));
     assert_eq!((r["status"].as_str(), r["good"].as_u64()), (Some("Good"), Some(100)), "{r}");
     assert_eq!(ua.read(&setpoint, "Value"), 20.5, "the same session still serves");
+    ua.ask(json!({"op": "disconnect"}));
+}
+
+/// The operator's session (the user who may write), over an encrypted
+/// channel: the client's certificate is refused first, then trusted.
+fn operator_session(ua: &mut UaClient, served: &Served, certs: &Path) {
+    let secure = json!({"op": "connect", "url": served.url, "security": "sign-encrypt", "certs": certs, "user": "operator", "password": "change-me"});
+    assert_eq!(ua.ask(secure.clone())["ok"], false, "an unknown certificate first");
+    for entry in std::fs::read_dir(served.pki.join("rejected")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::rename(&path, served.pki.join("trusted").join(path.file_name().unwrap())).unwrap();
+    }
+    let c = ua.ask(secure);
+    assert_eq!(c["ok"], true, "{c}");
+}
+
+/// AccessLevel says what the BACnet side accepts: an input's Present_Value
+/// is writable while the input is out of service, and only then.
+///
+/// ```text
+/// Zone Temperature (analog-input,1).Present_Value   AccessLevel 1 (CurrentRead)   Write ──▶ BadNotWritable
+/// Out_Of_Service ← true (OPC UA) ──▶ COV ──▶ AccessLevel 3                        Write 3.5 ──▶ Good, read back 3.5
+/// Out_Of_Service ← false ──▶ AccessLevel 1 again; Zone Setpoint (commandable) 3; Relinquish_Default 1
+/// ```
+#[test]
+fn present_value_access_levels_follow_out_of_service() {
+    let scratch = Scratch::new("opcua", "access");
+    let served = serve_example(&scratch, "");
+    let mut ua = UaClient::start("opcua_client.py");
+    operator_session(&mut ua, &served, &scratch.path("asyncua-certs"));
+    let temperature = ua.node(ZONE_TEMPERATURE);
+    let out_of_service = ua.node(&[&ZONE_TEMPERATURE[..3], &["Out_Of_Service"]].concat());
+    let access = |ua: &mut UaClient, node: &str| (ua.read(node, "AccessLevel"), ua.read(node, "UserAccessLevel"));
+    assert_eq!(access(&mut ua, &temperature), (json!(1), json!(1)), "an input in service is read-only");
+    assert_eq!(ua.write(&temperature, json!(3.5), "Float"), "BadNotWritable");
+    assert_eq!(access(&mut ua, &out_of_service), (json!(3), json!(3)));
+
+    assert_eq!(ua.write(&out_of_service, json!(true), "Boolean"), "Good");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while ua.read(&temperature, "AccessLevel") != json!(3) {
+        assert!(std::time::Instant::now() < deadline, "AccessLevel did not follow Out_Of_Service in 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(ua.read(&temperature, "UserAccessLevel"), json!(3));
+    assert_eq!(ua.write(&temperature, json!(3.5), "Float"), "Good");
+    assert_eq!(ua.read(&temperature, "Value"), json!(3.5), "read from the device (maxAge 0)");
+
+    assert_eq!(ua.write(&out_of_service, json!(false), "Boolean"), "Good");
+    while ua.read(&temperature, "AccessLevel") != json!(1) {
+        assert!(std::time::Instant::now() < deadline, "AccessLevel did not follow Out_Of_Service back in 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(ua.write(&temperature, json!(4.5), "Float"), "BadNotWritable");
+    let setpoint = ua.node(&[ZONE_SETPOINT, &["Present_Value"]].concat());
+    assert_eq!(access(&mut ua, &setpoint), (json!(3), json!(3)), "commandable");
+    let relinquish = ua.node(&[ZONE_SETPOINT, &["Relinquish_Default"]].concat());
+    assert_eq!(access(&mut ua, &relinquish), (json!(1), json!(1)), "BACnet refuses a write of Relinquish_Default");
+    assert_eq!(ua.write(&relinquish, json!(20.0), "Float"), "BadNotWritable");
     ua.ask(json!({"op": "disconnect"}));
 }
 
