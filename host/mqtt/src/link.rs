@@ -23,10 +23,12 @@
 //!
 //! A message from the broker whose payload is over
 //! [`LinkConfig::max_incoming`] comes out without its payload, marked
-//! [`Incoming::oversized`] and counted: its octets are discarded as they
-//! arrive (the vendored rumqttc's codec, see vendor/README.md), it is
-//! acknowledged, and the connection stays up, so a publisher on a
-//! subscribed topic cannot take the gateway off its broker.
+//! [`Incoming::oversized`] and counted; it is acknowledged, and the
+//! connection stays up, so a publisher on a subscribed topic cannot take
+//! the gateway off its broker. A packet up to the limit plus the largest
+//! topic (64 KiB) is read whole and its payload dropped here; a larger one
+//! is never buffered: the vendored rumqttc's codec discards its octets as
+//! they arrive (vendor/README.md).
 //!
 //! Beside the spool, a protocol with per-connection state (Sparkplug B:
 //! births, sequence numbers, a will that names the connection) uses the

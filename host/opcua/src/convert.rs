@@ -27,8 +27,11 @@ pub enum Kind {
     Boolean,
     /// BACnetBinaryPV (inactive/active) → Boolean.
     BinaryPv,
-    /// Unsigned (and Enumerated) → UInt32.
+    /// Unsigned → UInt32.
     UInt32,
+    /// Enumerated (other than a binary Present_Value) → UInt32, written
+    /// back as Enumerated.
+    Enumerated,
     /// Unsigned beyond 32 bits → UInt64.
     UInt64,
     /// Signed → Int32.
@@ -60,7 +63,8 @@ impl Kind {
             Value::Double(_) => Kind::Double,
             Value::Boolean(_) => Kind::Boolean,
             Value::Unsigned(u) if *u > u64::from(u32::MAX) => Kind::UInt64,
-            Value::Unsigned(_) | Value::Enumerated(_) => Kind::UInt32,
+            Value::Unsigned(_) => Kind::UInt32,
+            Value::Enumerated(_) => Kind::Enumerated,
             Value::Signed(i) if i32::try_from(*i).is_err() => Kind::Int64,
             Value::Signed(_) => Kind::Int32,
             Value::CharacterString(_) => Kind::String,
@@ -77,7 +81,7 @@ impl Kind {
             Kind::Float => DataTypeId::Float,
             Kind::Double => DataTypeId::Double,
             Kind::Boolean | Kind::BinaryPv => DataTypeId::Boolean,
-            Kind::UInt32 | Kind::Bits | Kind::ObjectId => DataTypeId::UInt32,
+            Kind::UInt32 | Kind::Enumerated | Kind::Bits | Kind::ObjectId => DataTypeId::UInt32,
             Kind::UInt64 => DataTypeId::UInt64,
             Kind::Int32 => DataTypeId::Int32,
             Kind::Int64 => DataTypeId::Int64,
@@ -99,7 +103,8 @@ impl Kind {
             (Kind::Boolean | Kind::BinaryPv, Value::Boolean(b)) => Variant::Boolean(*b),
             (Kind::Boolean | Kind::BinaryPv, Value::Enumerated(e)) if *e <= 1 => Variant::Boolean(*e == 1),
             (Kind::UInt32, Value::Unsigned(u)) => Variant::UInt32(u32::try_from(*u).map_err(|_| mismatch)?),
-            (Kind::UInt32, Value::Enumerated(e)) => Variant::UInt32(*e),
+            (Kind::UInt32 | Kind::Enumerated, Value::Enumerated(e)) => Variant::UInt32(*e),
+            (Kind::Enumerated, Value::Unsigned(u)) => Variant::UInt32(u32::try_from(*u).map_err(|_| mismatch)?),
             (Kind::UInt64, Value::Unsigned(u)) => Variant::UInt64(*u),
             (Kind::Int32, Value::Signed(i)) => Variant::Int32(i32::try_from(*i).map_err(|_| mismatch)?),
             (Kind::Int64, Value::Signed(i)) => Variant::Int64(*i),
@@ -129,6 +134,7 @@ impl Kind {
             (Kind::Boolean, Variant::Boolean(b)) => Value::Boolean(*b),
             (Kind::BinaryPv, Variant::Boolean(b)) => Value::Enumerated(u32::from(*b)),
             (Kind::UInt32, Variant::UInt32(x)) => Value::Unsigned(u64::from(*x)),
+            (Kind::Enumerated, Variant::UInt32(x)) => Value::Enumerated(*x),
             (Kind::UInt64, Variant::UInt64(x)) => Value::Unsigned(*x),
             (Kind::Int32, Variant::Int32(x)) => Value::Signed(i64::from(*x)),
             (Kind::Int64, Variant::Int64(x)) => Value::Signed(*x),
@@ -227,6 +233,10 @@ mod tests {
         assert_eq!(Kind::UInt32.bacnet(&Variant::UInt32(3)), Ok(Value::Unsigned(3)));
         assert_eq!(Kind::UInt32.bacnet(&Variant::Int32(3)), Err(StatusCode::BadTypeMismatch));
         assert_eq!(Kind::UInt32.bacnet(&Variant::UInt64(3)), Err(StatusCode::BadTypeMismatch));
+        let event_state = Kind::of(ObjectType::ANALOG_INPUT, P::EVENT_STATE, &any(Value::Enumerated(0)));
+        assert_eq!(event_state, Some(Kind::Enumerated), "an Enumerated goes back as one");
+        assert_eq!(Kind::Enumerated.bacnet(&Variant::UInt32(2)), Ok(Value::Enumerated(2)));
+        assert_eq!(Kind::Enumerated.variant(&any(Value::Enumerated(2))), Ok(Variant::UInt32(2)));
         assert_eq!(Kind::Int64.bacnet(&Variant::Int64(-3)), Ok(Value::Signed(-3)));
         assert_eq!(Kind::Double.bacnet(&Variant::Float(1.5)), Err(StatusCode::BadTypeMismatch));
         assert!(Kind::ObjectId.bacnet(&Variant::UInt32((2 << 22) | 1)).is_ok());

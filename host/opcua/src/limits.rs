@@ -13,7 +13,7 @@
 //! | MaxNodesPerRead, MaxNodesPerWrite | 10,000 | the stack's defaults, kept |
 //! | MaxArrayLength | 100,000 | ten times the largest operation limit |
 //! | MaxMessageSize | 4 MiB | a Read of MaxArrayLength numeric NodeIds (≈ 21 octets each, 2.1 MB) fits |
-//! | MaxChunkCount | MaxMessageSize ÷ 8,192 + 1 | the message in the smallest chunks a peer may ask for |
+//! | MaxChunkCount | MaxMessageSize ÷ (8,192 − 256), rounded up | the message in the smallest chunks a peer may ask for, less their headers, padding and signature |
 //!
 //! A request over MaxMessageSize is one a conforming client refuses to
 //! send (Part 6, 7.1.2.4: it aborts with Bad_RequestTooLarge); the stack
@@ -34,8 +34,12 @@ pub const MAX_ARRAY_LENGTH: usize = 100_000;
 pub const MAX_MESSAGE_SIZE: usize = 4 << 20;
 /// The smallest chunk (receive buffer) Part 6 lets a peer ask for.
 const SMALLEST_CHUNK: usize = 8_192;
+/// What of a chunk is not the message body, at most: the message and
+/// security headers (24 octets, more with an asymmetric header), the
+/// sequence header, padding and a signature under Sign/SignAndEncrypt.
+const CHUNK_OVERHEAD: usize = 256;
 /// Chunks of one message.
-pub const MAX_CHUNK_COUNT: usize = MAX_MESSAGE_SIZE / SMALLEST_CHUNK + 1;
+pub const MAX_CHUNK_COUNT: usize = MAX_MESSAGE_SIZE.div_ceil(SMALLEST_CHUNK - CHUNK_OVERHEAD);
 
 /// Set `limits` to these (the stack's other operation limits are all
 /// below MaxArrayLength; the tests check).
@@ -85,6 +89,6 @@ mod tests {
         // The largest Read the array limit lets through fits the message limit.
         assert!(limits.max_array_length * READ_VALUE_ID_OCTETS < limits.max_message_size);
         // The message fits in the chunks when they are the smallest a peer may ask for.
-        assert!(limits.max_chunk_count * SMALLEST_CHUNK >= limits.max_message_size);
+        assert!(limits.max_chunk_count * (SMALLEST_CHUNK - CHUNK_OVERHEAD) >= limits.max_message_size);
     }
 }

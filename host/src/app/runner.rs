@@ -124,9 +124,9 @@ impl Runner {
                 }
                 message = recv(&mut self.messages) => match message {
                     Ok(m) if !self.filters.iter().any(|f| f.matches(&m.topic)) => {}
-                    // Counted by the link; the application never sees a cut payload.
+                    // Counted and logged (rate-limited) by the link; the application never sees a cut payload.
                     Ok(Incoming { topic, oversized: Some(octets), .. }) => {
-                        tracing::warn!(app = self.app.name(), topic, octets, "an MQTT message over mqtt.max_incoming_kb was not handed to the application");
+                        tracing::debug!(app = self.app.name(), topic, octets, "an MQTT message over mqtt.max_incoming_kb was not handed to the application");
                     }
                     Ok(m) => self.app.on_message(&m.topic, &m.payload).await,
                     Err(broadcast::error::RecvError::Lagged(n)) => {

@@ -290,7 +290,7 @@ impl Scrape {
         }
         let mut e = d.encode_descriptor(
             "mqtt_incoming_discarded",
-            "Messages from subscribed MQTT topics discarded: over mqtt.max_incoming_kb, or taken slower than they came",
+            "Messages from subscribed MQTT topics discarded, once per reason: the payload over mqtt.max_incoming_kb (handed on without it), or the message itself because messages came faster than they were taken",
             None,
             MetricType::Counter,
         )?;
@@ -299,7 +299,7 @@ impl Scrape {
         let Some(commands) = &self.0.mqtt_commands else { return Ok(()) };
         let mut e = d.encode_descriptor(
             "mqtt_commands",
-            "Writes asked over MQTT (JSON …/set messages, Sparkplug DCMD metrics): written, or refused",
+            "Writes asked over MQTT: JSON …/set messages and Sparkplug DCMD metrics written, or refused (a command refused as a whole counts once)",
             None,
             MetricType::Counter,
         )?;

@@ -192,8 +192,12 @@ pub struct Bridge {
     pub commands: Arc<CommandCounts>,
 }
 
-/// Writes asked over MQTT (a JSON `…/set` message; a metric of a
-/// Sparkplug DCMD), for `/metrics`.
+/// Writes asked over MQTT, for `/metrics`. A JSON `…/set` message counts
+/// once; a Sparkplug DCMD once per metric it names, and once as a whole
+/// when it is refused before any metric is looked at (undecodable, for a
+/// device not served here, over the size limit), as does an NCMD other
+/// than a rebirth. A command dropped because commands came faster than
+/// they were taken counts refused.
 #[derive(Debug, Default)]
 pub struct CommandCounts {
     /// Written to the device.
@@ -211,20 +215,26 @@ impl CommandCounts {
     }
 }
 
-/// Every message from `incoming` to `messages`, and to the receiver
-/// returned (the bridge's own command handling).
+/// Every message from `incoming` to `messages` (the applications), and
+/// those on a command topic to the receiver returned (the bridge's own
+/// command handling); a command it has no room for is counted refused.
 fn fan_out(
     mut incoming: mpsc::Receiver<Incoming>,
     messages: broadcast::Sender<Incoming>,
+    is_command: impl Fn(&str) -> bool + Send + 'static,
     commands: Arc<CommandCounts>,
 ) -> mpsc::Receiver<Incoming> {
     let (to_bridge, bridge) = mpsc::channel(1024);
     tokio::spawn(async move {
         while let Some(m) = incoming.recv().await {
             let _ = messages.send(m.clone());
+            if !is_command(&m.topic) {
+                continue;
+            }
+            let topic = m.topic.clone();
             if to_bridge.try_send(m).is_err() {
                 commands.count(false);
-                tracing::warn!("MQTT bridge: commands came faster than they were taken; one dropped");
+                tracing::warn!(topic, "MQTT bridge: commands came faster than they were taken; one dropped");
             }
         }
     });
@@ -276,7 +286,7 @@ pub fn start(
     if let Some(sp) = &section.sparkplug {
         let node = sparkplug::prepare(sp, &spool_dir, &mut link_config)?;
         let (link, incoming) = Link::start(link_config, spool);
-        let incoming = fan_out(incoming, messages.clone(), counts.clone());
+        let incoming = fan_out(incoming, messages.clone(), sparkplug::command_filter(&node), counts.clone());
         let writes = sparkplug::Writes { priority: section.priority, counts: counts.clone() };
         tokio::spawn(sparkplug::run(node, servers, link.clone(), incoming, changes, writes));
         return Ok(Bridge { link, messages, commands: counts });
@@ -286,7 +296,10 @@ pub fn start(
         link_config.subscriptions.push(format!("{}/+/+/set", section.topic_prefix));
     }
     let (link, incoming) = Link::start(link_config, spool);
-    let mut incoming = fan_out(incoming, messages.clone(), counts.clone());
+    let set_prefix = format!("{}/", section.topic_prefix);
+    let takes_commands = section.commands && section.publish_points;
+    let is_command = move |t: &str| takes_commands && t.starts_with(&set_prefix) && t.ends_with("/set");
+    let mut incoming = fan_out(incoming, messages.clone(), is_command, counts.clone());
     let by_instance: HashMap<u32, Arc<Server<PluginModel>>> =
         servers.iter().map(|s| (s.device_id().instance, s.clone())).collect();
     if section.publish_points {
@@ -295,10 +308,6 @@ pub fn start(
     let (commands, writer, counted) = (section.clone(), link.clone(), counts.clone());
     tokio::spawn(async move {
         while let Some(m) = incoming.recv().await {
-            // Messages for the applications pass by here too: only ours are commands.
-            if !(commands.publish_points && commands.commands) {
-                continue;
-            }
             if let Some((topic, answer)) = json::command(&commands, &by_instance, &m).await {
                 counted.count(answer["ok"] == true);
                 let _ = writer.publish(&topic, 1, answer.to_string().as_bytes());

@@ -109,6 +109,12 @@ impl Device {
     }
 }
 
+/// Which topics are this node's commands (NCMD, its devices' DCMD).
+pub fn command_filter(node: &SharedNode) -> impl Fn(&str) -> bool + Send + 'static {
+    let node = node.clone();
+    move |topic| lock(&node).is_command_topic(topic)
+}
+
 /// How DCMD metrics are written: at which priority, counted where.
 pub struct Writes {
     /// The BACnet priority of a write.
@@ -189,7 +195,8 @@ pub async fn run(
                 if let Some(octets) = m.oversized {
                     if lock(&node).is_command_topic(&m.topic) {
                         writes.counts.count(false);
-                        tracing::warn!(topic = m.topic, octets, "Sparkplug: command over mqtt.max_incoming_kb refused; nothing was written");
+                        // The link logs it (rate-limited); the count says how many.
+                        tracing::debug!(topic = m.topic, octets, "Sparkplug: command over mqtt.max_incoming_kb refused; nothing was written");
                     }
                     continue;
                 }

@@ -354,7 +354,10 @@ async fn a_thirty_second_outage_with_a_restart_and_a_torn_write_loses_none_of_10
 /// publishes is bounded by the spool, not by rumqttc's 10 KiB default.
 ///
 /// ```text
-/// client ──site/in/big (5,000 octets)──▶ mosquitto ──▶ link (max 1 KiB): Incoming { oversized: Some(5000) }
+/// client ──site/in/big (100,000 octets)──▶ mosquitto ──▶ link (max 1 KiB): Incoming { oversized: Some(100000) }
+///   (past the codec's bound of 1 KiB + 65,539: discarded as it arrives, never buffered)
+/// client ──site/in/mid (5,000 octets)───▶ mosquitto ──▶ link: Incoming { oversized: Some(5000) }
+///   (under the codec's bound: buffered whole, then refused by the link)
 /// client ──site/in/small "ok"─────────▶ mosquitto ──▶ link: Incoming { payload: "ok" }   (same connection)
 /// link ──site/out/big (200 KB)────────▶ mosquitto ──▶ client
 /// ```
@@ -388,10 +391,13 @@ async fn an_oversized_message_is_handed_on_marked_and_large_publishes_go_out() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    client.publish("site/in/big", QoS::AtLeastOnce, false, vec![b'x'; 5000]).await.unwrap();
+    client.publish("site/in/big", QoS::AtLeastOnce, false, vec![b'x'; 100_000]).await.unwrap();
+    client.publish("site/in/mid", QoS::AtLeastOnce, false, vec![b'x'; 5000]).await.unwrap();
     client.publish("site/in/small", QoS::AtLeastOnce, false, "ok").await.unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.unwrap().unwrap();
-    assert_eq!((first.topic.as_str(), first.payload.len(), first.oversized), ("site/in/big", 0, Some(5000)));
+    for (topic, octets) in [("site/in/big", 100_000), ("site/in/mid", 5000)] {
+        let m = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.unwrap().unwrap();
+        assert_eq!((m.topic.as_str(), m.payload.len(), m.oversized), (topic, 0, Some(octets)));
+    }
     let second = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.unwrap().unwrap();
     assert_eq!(second, trellis_mqtt::link::Incoming::new("site/in/small", "ok"));
 
@@ -399,5 +405,5 @@ async fn an_oversized_message_is_handed_on_marked_and_large_publishes_go_out() {
     until("200 KB at the client", 10, || got.lock().unwrap().contains(&200_000)).await;
     until("the spool empty", 10, || link.pending() == 0).await;
     let status = link.status();
-    assert_eq!((status.incoming_oversized, status.losses, status.connects), (1, 0, 1), "{status:?}");
+    assert_eq!((status.incoming_oversized, status.losses, status.connects), (2, 0, 1), "{status:?}");
 }

@@ -15,13 +15,13 @@
 //! write over in two reads) is put together first, by its header's Length,
 //! so that the line, its log and its capture hold it as one transmission,
 //! as a bus monitor that frames by the header would. Octets that are not a
-//! frame go as they are read, and so does the start of a frame whose rest
-//! has not come within [`PIECE_WAIT`] (its receivers then see it cut
-//! short, as on a real line, and [`PtyLineStats::cut_short`] counts it:
-//! on a loaded machine an emulated UART's writer can pause that long).
-//! Before a piece is given up on, its pty is read once more, so a relay
-//! thread that was itself kept waiting does not cut a frame whose rest is
-//! already there. Every
+//! frame go as they are read, and so does the start of a frame whose
+//! writer pauses longer than [`PIECE_WAIT`] before writing more of it (its
+//! receivers then see it cut short, as on a real line, and
+//! [`PtyLineStats::cut_short`] counts it: on a loaded machine an emulated
+//! UART's writer can pause that long). Before a piece is given up on, its
+//! pty is read until it is empty, so a relay thread that was itself kept
+//! waiting does not cut a frame whose rest is already there. Every
 //! octet the line delivers is written to the other stations' ptys at the
 //! instant its stop bit ends, so a program reading its pty sees the line's
 //! pacing, give or take the pty's own latency and this thread's wake-up.
@@ -54,12 +54,12 @@ use std::time::{Duration, Instant};
 /// The longest this side sleeps with nothing due (it also wakes for input).
 const IDLE_WAIT: Duration = Duration::from_millis(50);
 
-/// How long the start of a frame waits for its rest before it goes on the
-/// line as it is. A pause in a program's writes is not a gap on the line
+/// How long the start of a frame waits for more of it (the longest pause
+/// between two writes of one frame) before it goes on the line as it is. A pause in a program's writes is not a gap on the line
 /// (an emulated UART starved of CPU writes its octets late), so this is
-/// generous: a frame at 9,600 baud takes 1 ms per octet to arrive whole
-/// from a UART that is not starved, and a receiver gives up on a gap of
-/// at most 100 ms (Tframe_abort's upper bound).
+/// generous: a UART that is not starved writes an octet every 1.04 ms at
+/// 9,600 baud, and a receiver gives up on a gap of at most 100 ms
+/// (Tframe_abort's upper bound).
 pub const PIECE_WAIT: Duration = Duration::from_millis(20);
 
 /// What the relay did, for the log and the tests.
@@ -74,7 +74,8 @@ pub struct PtyLineStats {
     /// Octets a pty had no room for (its program is not reading).
     pub overflowed: u64,
     /// Frames whose start went on the line without their rest, because
-    /// their writer paused longer than [`PIECE_WAIT`] mid-frame.
+    /// their writer paused longer than [`PIECE_WAIT`] between two writes
+    /// mid-frame.
     pub cut_short: u64,
     /// Transmissions that are pieces of those frames: each start, and each
     /// run of octets of its rest up to the next preamble (the rest of a cut
@@ -90,9 +91,10 @@ struct Station {
     path: String,
     port: SimPort,
     /// The start of a frame, read but not yet on the line, and when its
-    /// first piece was read.
+    /// program last wrote (the pause [`PIECE_WAIT`] bounds is between
+    /// writes, not over the whole frame).
     piece: Vec<u8>,
-    piece_since: Instant,
+    piece_last_read: Instant,
     /// The last frame start was cut short and its rest is still coming.
     after_cut: bool,
 }
@@ -119,7 +121,7 @@ impl Station {
             }
             self.port.write(now, chunk)?;
             self.piece.drain(..ready);
-            self.piece_since = Instant::now();
+            self.piece_last_read = Instant::now();
         }
     }
 }
@@ -181,7 +183,7 @@ impl PtyLine {
                 path,
                 port: line.attach(),
                 piece: Vec::new(),
-                piece_since: Instant::now(),
+                piece_last_read: Instant::now(),
                 after_cut: false,
             });
         }
@@ -239,10 +241,11 @@ impl PtyLine {
                 }
             }
             for s in &mut self.stations {
-                if !s.piece.is_empty() && s.piece_since.elapsed() >= PIECE_WAIT {
-                    // The rest may have come while this thread was not running.
-                    read_input(s, self.line.now(), &mut buf, &mut stats)?;
-                    if !s.piece.is_empty() {
+                if !s.piece.is_empty() && s.piece_last_read.elapsed() >= PIECE_WAIT {
+                    // The rest may have come while this thread was not
+                    // running: what a read brings restarts the wait.
+                    while read_input(s, self.line.now(), &mut buf, &mut stats)? {}
+                    if !s.piece.is_empty() && s.piece_last_read.elapsed() >= PIECE_WAIT {
                         s.send_ready(self.line.now(), true, &mut stats)?;
                     }
                 }
@@ -251,7 +254,7 @@ impl PtyLine {
             let mut wait =
                 next.map_or(IDLE_WAIT, |at| Duration::from_micros(at.saturating_sub(self.line.now())).min(IDLE_WAIT));
             for s in self.stations.iter().filter(|s| !s.piece.is_empty()) {
-                wait = wait.min(PIECE_WAIT.saturating_sub(s.piece_since.elapsed()));
+                wait = wait.min(PIECE_WAIT.saturating_sub(s.piece_last_read.elapsed()));
             }
             os::poll_readable_into(&fds, wait, &mut ready)?;
             for (s, r) in self.stations.iter_mut().zip(&ready) {
@@ -266,20 +269,24 @@ impl PtyLine {
 }
 
 /// Read what a station's program wrote (without blocking) and put on the
-/// line what of it is ready.
-fn read_input(s: &mut Station, now: bacnet::mstp::Micros, buf: &mut [u8], stats: &mut PtyLineStats) -> io::Result<()> {
+/// line what of it is ready; whether anything was read.
+fn read_input(
+    s: &mut Station,
+    now: bacnet::mstp::Micros,
+    buf: &mut [u8],
+    stats: &mut PtyLineStats,
+) -> io::Result<bool> {
     match s.master.read(buf) {
-        Ok(0) => Ok(()),
+        Ok(0) => Ok(false),
         Ok(n) => {
-            if s.piece.is_empty() {
-                s.piece_since = Instant::now();
-            }
+            s.piece_last_read = Instant::now();
             s.piece.extend_from_slice(&buf[..n]);
             stats.octets_in += n as u64;
-            s.send_ready(now, false, stats)
+            s.send_ready(now, false, stats)?;
+            Ok(true)
         }
-        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
         Err(e) => Err(io::Error::new(e.kind(), format!("reading the pty of {}: {e}", s.path))),
     }
 }

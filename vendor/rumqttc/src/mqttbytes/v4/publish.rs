@@ -10,10 +10,11 @@ pub struct Publish {
     pub topic: String,
     pub pkid: u16,
     pub payload: Bytes,
-    /// Trellis patch: `Some(n)` for an incoming PUBLISH whose payload of
-    /// `n` octets was over the client's incoming size limit. The codec
-    /// discarded the payload (`payload` is empty) and kept the connection;
-    /// the packet is acknowledged like any other.
+    /// Trellis patch: `Some(n)` for an incoming PUBLISH whose remaining
+    /// length was over the client's incoming size limit; `n` is its
+    /// payload's length. The codec discarded the payload (`payload` is
+    /// empty) and kept the connection; the packet is acknowledged like any
+    /// other.
     pub oversized: Option<usize>,
 }
 
