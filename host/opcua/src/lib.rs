@@ -4,6 +4,7 @@
 //!
 //! - [`source`]: what the server needs from the gateway (the one seam to BACnet);
 //! - [`space`] and [`node_ids`]: the nodes and their stable numeric NodeIds;
+//! - [`types`]: OPC 30030's object types the nodes are instances of;
 //! - [`manager`]: reads and writes of points' values go to the devices;
 //! - [`server`]: endpoints, security, identities; the [`server::Updater`]
 //!   through which COV changes reach subscriptions;
@@ -24,6 +25,7 @@ pub mod node_ids;
 pub mod server;
 pub mod source;
 pub mod space;
+pub mod types;
 pub mod units;
 
 /// The OPC UA stack, re-exported for the gateway and tests.

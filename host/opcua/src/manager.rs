@@ -38,6 +38,8 @@ pub struct GatewayNodes<S> {
     pub(crate) registry: Arc<std::sync::RwLock<Registry>>,
     pub(crate) write_priority: u8,
     pub(crate) namespace: NamespaceMetadata,
+    /// OPC 30030's namespace, for its object types.
+    pub(crate) types_namespace: NamespaceMetadata,
     /// Told when `init` has made the address space.
     pub(crate) ready: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
@@ -68,7 +70,12 @@ impl<S: PointSource> GatewayNodes<S> {
 #[async_trait]
 impl<S: PointSource> InMemoryNodeManagerImpl for GatewayNodes<S> {
     async fn init(&self, address_space: &mut AddressSpace, _context: ServerContext) {
-        crate::space::add_fixed_nodes(address_space, self.namespace.namespace_index);
+        crate::types::add_types(address_space, self.types_namespace.namespace_index);
+        crate::space::add_fixed_nodes(
+            address_space,
+            self.namespace.namespace_index,
+            self.types_namespace.namespace_index,
+        );
         let devices = self.source.devices().await;
         let mut registry = self.registry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Err(e) = registry.sync(address_space, &devices) {
@@ -85,7 +92,7 @@ impl<S: PointSource> InMemoryNodeManagerImpl for GatewayNodes<S> {
     }
 
     fn namespaces(&self) -> Vec<NamespaceMetadata> {
-        vec![self.namespace.clone()]
+        vec![self.namespace.clone(), self.types_namespace.clone()]
     }
 
     async fn read_values(

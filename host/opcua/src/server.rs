@@ -275,7 +275,13 @@ pub async fn start<S: PointSource>(settings: Settings, source: Arc<S>) -> Result
               space: &mut opcua::server::address_space::AddressSpace| {
             let index = context.type_tree.write().namespaces_mut().add_namespace(NAMESPACE_URI);
             space.add_namespace(NAMESPACE_URI, index);
-            nodes_registry.write().unwrap_or_else(std::sync::PoisonError::into_inner).namespace = index;
+            let types = context.type_tree.write().namespaces_mut().add_namespace(crate::types::NAMESPACE_URI);
+            space.add_namespace(crate::types::NAMESPACE_URI, types);
+            {
+                let mut registry = nodes_registry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+                registry.namespace = index;
+                registry.types_namespace = types;
+            }
             GatewayNodes {
                 source: nodes_source,
                 registry: nodes_registry,
@@ -283,6 +289,11 @@ pub async fn start<S: PointSource>(settings: Settings, source: Arc<S>) -> Result
                 namespace: NamespaceMetadata {
                     namespace_uri: NAMESPACE_URI.to_owned(),
                     namespace_index: index,
+                    ..Default::default()
+                },
+                types_namespace: NamespaceMetadata {
+                    namespace_uri: crate::types::NAMESPACE_URI.to_owned(),
+                    namespace_index: types,
                     ..Default::default()
                 },
                 ready: std::sync::Mutex::new(Some(ready_tx)),

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! Objects/
-//!   BACnet                                  (the internetwork: every device the gateway shows)
-//!     <Device_Object_Name>                  (a device; Object_Identifier property)
-//!       <Object_Name>                       (a BACnet object; Description → Description attribute)
+//!   BACnet                                  (the internetwork: every device the gateway shows; BACnetInternetworkType)
+//!     <Device_Object_Name>                  (a device; Object_Identifier property; BACnetDeviceType)
+//!       <Object_Name>                       (a BACnet object, of OPC 30030's type for its object type; Description → Description attribute)
 //!         Object_Identifier                 (property, UInt32: type << 22 | instance)
 //!         Present_Value                     (component; an AnalogItem with EngineeringUnits when the object has Units)
 //!         Status_Flags, Out_Of_Service, …   (properties, BACnet's names with underscores)
@@ -25,8 +25,8 @@ use bacnet::enums::{ObjectType, PropertyIdentifier as P};
 use bacnet::{AnyValue, ObjectIdentifier};
 use opcua::server::address_space::{AccessLevel, AddressSpace, ObjectBuilder, VariableBuilder};
 use opcua::types::{
-    DataTypeId, DataValue, DateTime, ExtensionObject, NodeId, ObjectId, ObjectTypeId, QualifiedName, StatusCode,
-    VariableTypeId, Variant,
+    DataTypeId, DataValue, DateTime, ExtensionObject, NodeId, ObjectId, QualifiedName, StatusCode, VariableTypeId,
+    Variant,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -47,6 +47,8 @@ pub struct PointNode {
 pub struct Registry {
     /// Our namespace's index in the server.
     pub namespace: u16,
+    /// OPC 30030's namespace's index (its object types, [`crate::types`]).
+    pub types_namespace: u16,
     ids: NodeIdTable,
     points: HashMap<NodeId, PointNode>,
     by_point: HashMap<PointRef, NodeId>,
@@ -122,6 +124,7 @@ impl Registry {
     pub fn new(namespace: u16, ids: NodeIdTable) -> Self {
         Registry {
             namespace,
+            types_namespace: 0,
             ids,
             points: HashMap::new(),
             by_point: HashMap::new(),
@@ -208,7 +211,7 @@ impl Registry {
         let device_node = self.id(&d.instance.to_string());
         ObjectBuilder::new(&device_node, self.qualified(&d.name), d.name.as_str())
             .description(format!("BACnet device {}", d.instance))
-            .has_type_definition(ObjectTypeId::BaseObjectType)
+            .has_type_definition(NodeId::new(self.types_namespace, crate::types::DEVICE_TYPE))
             .component_of(self.internetwork())
             .insert(space);
         made.push(device_node.clone());
@@ -245,7 +248,7 @@ impl Registry {
         let key = object_key(device, o.id);
         let node = self.id(&key);
         let mut b = ObjectBuilder::new(&node, self.qualified(&o.name), o.name.as_str())
-            .has_type_definition(ObjectTypeId::BaseObjectType)
+            .has_type_definition(NodeId::new(self.types_namespace, crate::types::type_of(o.id.object_type)))
             .component_of(parent.clone());
         if let Some(text) = &o.description {
             b = b.description(text.as_str());
@@ -329,14 +332,15 @@ fn property(
         .insert(space);
 }
 
-/// Make the fixed nodes: the `BACnet` internetwork object under Objects.
-pub fn add_fixed_nodes(space: &mut AddressSpace, namespace: u16) {
+/// Make the fixed nodes: the `BACnet` internetwork object under Objects
+/// (a `BACnetInternetworkType` of OPC 30030's namespace `types`).
+pub fn add_fixed_nodes(space: &mut AddressSpace, namespace: u16, types: u16) {
     let id = NodeId::new(namespace, INTERNETWORK);
     ObjectBuilder::new(&id, QualifiedName::new(namespace, "BACnet"), "BACnet")
         .description(
             "The BACnet internetwork of this gateway: the devices it serves and the remote devices bound to it",
         )
-        .has_type_definition(ObjectTypeId::BaseObjectType)
+        .has_type_definition(NodeId::new(types, crate::types::INTERNETWORK_TYPE))
         .organized_by(NodeId::from(ObjectId::ObjectsFolder))
         .insert(space);
 }

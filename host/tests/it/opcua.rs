@@ -368,6 +368,50 @@ fn present_value_access_levels_follow_out_of_service() {
     ua.ask(json!({"op": "disconnect"}));
 }
 
+/// The nodes are instances of OPC 30030's object types, by the V2
+/// nodeset's NodeIds, with its subtype hierarchy.
+#[test]
+fn objects_are_typed_with_opc_30030s_object_types() {
+    let scratch = Scratch::new("opcua", "types");
+    let served = serve_example(&scratch, "");
+    let mut ua = UaClient::start("opcua_client.py");
+    let c = ua.ask(json!({"op": "connect", "url": served.url, "security": "none"}));
+    assert_eq!(c["ok"], true, "{c}");
+    let bacnet = "http://opcfoundation.org/UA/BACnet_V2/";
+    for (path, type_name, id, supertypes) in [
+        (&["BACnet"][..], "BACnetInternetworkType", 1030, &["BaseObjectType"][..]),
+        (
+            &["BACnet", "Trellis Demo Building"][..],
+            "BACnetDeviceType",
+            1011,
+            &["BACnetObjectType", "BaseObjectType"][..],
+        ),
+        (
+            &ZONE_TEMPERATURE[..3],
+            "BACnetAnalogInputType",
+            1005,
+            &["BACnetAnalogType", "BACnetObjectType", "BaseObjectType"][..],
+        ),
+        (ZONE_SETPOINT, "BACnetAnalogValueType", 1007, &["BACnetAnalogType", "BACnetObjectType", "BaseObjectType"][..]),
+        (
+            &["BACnet", "Trellis Demo Building", "Occupancy Override"][..],
+            "BACnetBinaryValueType",
+            1015,
+            &["BACnetBinaryType", "BACnetObjectType", "BaseObjectType"][..],
+        ),
+    ] {
+        let node = ua.node(path);
+        let t = ua.ask(json!({"op": "type", "node": node}));
+        assert_eq!(
+            (t["type"].as_str(), t["namespace"].as_str(), t["id"].as_u64()),
+            (Some(type_name), Some(bacnet), Some(id)),
+            "{path:?}: {t}"
+        );
+        assert_eq!(t["supertypes"], json!(supertypes), "{path:?}: {t}");
+    }
+    ua.ask(json!({"op": "disconnect"}));
+}
+
 #[test]
 fn the_session_nonce_is_32_bytes_under_security_none() {
     // open62541 ≥ 1.5 refuses an ActivateSession answer with a shorter one;

@@ -18,6 +18,8 @@ Commands:
                                                      {"status": "Good", "results": n, "good": g} | {"status": S}
   {"op": "write_many", "node": N, "count": n, "value": V, "variant": T}
                                                   -> one Write of n WriteValues: as read_many
+  {"op": "type", "node": N}                       -> its TypeDefinition: {"type": BrowseName, "namespace": URI,
+                                                     "id": numeric id, "supertypes": [BrowseNames up to BaseObjectType]}
   {"op": "limits"}                                -> the server's advertised capabilities and the
                                                      connection's negotiated limits: {"MaxNodesPerRead": …, …}
 
@@ -116,6 +118,26 @@ async def many(client, cmd):
     return {"status": "Good", "results": len(results), "good": sum(1 for s in results if s.is_good())}
 
 
+async def type_of(client, node):
+    """A node's TypeDefinition, its namespace's URI and the chain of its supertypes."""
+    namespaces = await client.get_namespace_array()
+    tid = await client.get_node(node).read_type_definition()
+    answer = {
+        "type": (await client.get_node(tid).read_browse_name()).Name,
+        "namespace": namespaces[tid.NamespaceIndex],
+        "id": tid.Identifier,
+        "supertypes": [],
+    }
+    current = client.get_node(tid)
+    for _ in range(10):
+        refs = await current.get_references(refs=ua.ObjectIds.HasSubtype, direction=ua.BrowseDirection.Inverse)
+        if not refs:
+            break
+        current = client.get_node(refs[0].NodeId)
+        answer["supertypes"].append((await current.read_browse_name()).Name)
+    return answer
+
+
 # ServerCapabilities (i=2268) and its OperationLimits (i=11704), by their standard NodeIds.
 CAPABILITIES = {
     "MaxArrayLength": 11702,
@@ -210,6 +232,8 @@ async def main():
                 out(await many(client, cmd))
             elif op == "limits":
                 out(await limits(client))
+            elif op == "type":
+                out(await type_of(client, cmd["node"]))
             else:
                 out({"error": f"unknown op {op}"})
         except Exception as e:
