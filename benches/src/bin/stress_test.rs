@@ -168,6 +168,17 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// `kill -9` of the gateway during acknowledged WriteProperty,
+    /// CreateObject, AtomicWriteFile and hot swaps, --rounds times each, and
+    /// what it serves after a restart: one JSON line per round, a table on
+    /// stderr; fails if anything acknowledged was lost. Trellis only.
+    Faults {
+        /// Which faults (write, create, file, swap).
+        #[arg(long, value_delimiter = ',', default_value = "write,create,file,swap")]
+        faults: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Scaling with devices and cores: Trellis serving 1 device, then N
     /// (the demo building on a port each, spread over the gateway's
     /// threads), with --clients-per-device ReadProperty clients each. One
@@ -627,6 +638,11 @@ fn main() -> anyhow::Result<()> {
                 wheel,
             };
             with_env(&common, |env| scenario::python::run(env, &o))
+        }
+        Scenario::Faults { faults, common } => {
+            let faults =
+                faults.iter().map(|f| scenario::faults::Fault::parse(f)).collect::<anyhow::Result<Vec<_>>>()?;
+            with_env(&common, |env| scenario::faults::run(env, &faults, common.rounds))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

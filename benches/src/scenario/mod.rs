@@ -23,6 +23,8 @@
 //!   DataChange latency; memory per session and monitored item.
 //! - [`swap`]: hot swaps of Trellis's plugin under load (Trellis only: no
 //!   peer can swap its object model).
+//! - [`faults`]: `kill -9` during acknowledged writes, creations, file
+//!   writes and hot swaps; what the restarted gateway serves (Trellis only).
 //!
 //! A scenario never leaves a server running: servers are [`Server`] drop
 //! guards, and the binary's signal handler reaps the rest.
@@ -34,6 +36,7 @@ pub mod console;
 pub mod cost;
 pub mod cov;
 pub mod devices;
+pub mod faults;
 pub mod mixed;
 pub mod mqtt;
 pub mod objects;

@@ -74,7 +74,7 @@ pub fn run(env: &Env, swaps: u32, o: &StepOptions) -> anyhow::Result<()> {
 }
 
 /// The device the gateway serves (its status), to name in swap requests.
-fn device_instance(socket: &std::path::Path) -> anyhow::Result<u32> {
+pub(super) fn device_instance(socket: &std::path::Path) -> anyhow::Result<u32> {
     match admin(socket, &Request::Status)? {
         Response::Status { devices, .. } => devices.first().map(|d| d.device).context("the gateway serves no device"),
         other => anyhow::bail!("status: unexpected answer {other:?}"),
