@@ -50,7 +50,7 @@ use trellis::server::{
 use trellis_bip::BipConfig;
 use trellis_mstp::MstpConfig;
 use trellis_mstp::sim::timing::{Percentiles, Timings};
-use trellis_mstp::sim::{Line, LineConfig, LineFrame};
+use trellis_mstp::sim::{Line, LineConfig, LineFrame, Noise};
 
 /// The baud rates Clause 9 names (9.2.3) and rusty-bacnet's validator
 /// accepts.
@@ -127,6 +127,25 @@ pub struct MstpStep {
     /// The requests come over B/IP through Trellis's router, whose MS/TP
     /// port is the requesting station.
     pub routed: bool,
+    /// Bit errors on the line (0: clean): each of an octet's 10 bits is hit
+    /// with this probability; a hit data bit arrives flipped (the frame
+    /// then fails its CRC), a hit start or stop bit loses the octet (a
+    /// framing error). Seeded: the same run damages the same octets.
+    pub bit_error_rate: f64,
+}
+
+impl MstpStep {
+    /// The line's noise for [`MstpStep::bit_error_rate`].
+    fn noise(&self) -> Noise {
+        let clean = |bits: i32| (1.0 - self.bit_error_rate).powi(bits);
+        Noise { flip: 1.0 - clean(8), drop: 1.0 - clean(2), seed: 41 }
+    }
+
+    /// A noisy line's requests are timed out after 1 s and sent again up to
+    /// 3 times; a clean line's wait 10 s and are never repeated.
+    fn timeout_and_retries(&self) -> (Duration, u8) {
+        if self.bit_error_rate > 0.0 { (Duration::from_secs(1), 3) } else { (Duration::from_secs(10), 0) }
+    }
 }
 
 /// Run one step; its JSON line.
@@ -136,15 +155,16 @@ pub fn run_step(step: &MstpStep) -> anyhow::Result<String> {
 }
 
 async fn run(step: &MstpStep) -> anyhow::Result<String> {
-    let line = Line::new(LineConfig::new(step.baud));
+    let line = Line::new(LineConfig { noise: step.noise(), ..LineConfig::new(step.baud) });
     if let Some(path) = &step.capture {
         line.capture_file(path).with_context(|| format!("capture to {}", path.display()))?;
     }
     let server =
         tokio::spawn(serve_mstp(port(&line, SERVER_MAC, step), Arc::new(served_device(&step.work_dir).await?)));
+    let (apdu_timeout, retries) = step.timeout_and_retries();
     let tsm = TsmConfig {
-        apdu_timeout: Duration::from_secs(10),
-        retries: 0,
+        apdu_timeout,
+        retries,
         max_apdu_accepted: MaxApdu::UP_TO_480,
         max_in_flight_per_peer: step.in_flight.max(1),
         ..TsmConfig::default()
@@ -178,17 +198,22 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
     // Readers keep `in_flight` requests queued until told to stop.
     let stop = Arc::new(AtomicBool::new(false));
     let failures = Arc::new(AtomicU64::new(0));
+    let answered = Arc::new(AtomicU64::new(0));
     let (object, property) = step.reply.target();
     let mut readers = Vec::new();
     for _ in 0..step.in_flight.max(1) {
-        let (client, stop, failures, device) = (client.clone(), stop.clone(), failures.clone(), device.clone());
+        let (client, stop, device) = (client.clone(), stop.clone(), device.clone());
+        let (failures, answered) = (failures.clone(), answered.clone());
         readers.push(tokio::spawn(async move {
             let mut first_error = None;
             while !stop.load(Ordering::Relaxed) {
-                if let Err(e) = client.read_property(&device, object, property, None).await {
-                    failures.fetch_add(1, Ordering::Relaxed);
-                    first_error.get_or_insert(e.to_string());
-                }
+                match client.read_property(&device, object, property, None).await {
+                    Ok(_) => answered.fetch_add(1, Ordering::Relaxed),
+                    Err(e) => {
+                        first_error.get_or_insert(e.to_string());
+                        failures.fetch_add(1, Ordering::Relaxed)
+                    }
+                };
             }
             first_error
         }));
@@ -196,10 +221,12 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
 
     tokio::time::sleep(step.warmup).await;
     let _ = line.take_frames();
-    let failures_before = failures.load(Ordering::Relaxed);
+    let (failures_before, answered_before) = (failures.load(Ordering::Relaxed), answered.load(Ordering::Relaxed));
+    let stats_before = line.stats();
     tokio::time::sleep(step.duration).await;
     let frames = line.take_frames();
     let failed = failures.load(Ordering::Relaxed) - failures_before;
+    let answered = answered.load(Ordering::Relaxed) - answered_before;
     stop.store(true, Ordering::Relaxed);
     let mut first_error = None;
     for r in readers {
@@ -220,6 +247,10 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
     let timings = Timings::from_frames(&frames);
     let stats = line.stats();
     let limit = measured.limit(step);
+    // Requests the client finished in the window, against those the line
+    // carried: the difference is what the TSM sent again (give or take
+    // the few in flight at the window's edges).
+    let retransmissions = measured.requests.saturating_sub(answered + failed);
     let line = JsonLine::new()
         .put("scenario", json!(if step.routed { "mstp-routed" } else { "mstp" }))
         .put("reply", json!(step.reply.name()))
@@ -234,6 +265,12 @@ async fn run(step: &MstpStep) -> anyhow::Result<String> {
         .put("frame_octets", json!({ "token": measured.token, "request": measured.request, "reply": measured.reply }))
         .put("other_frames", json!(measured.other))
         .put("failures", json!(failed))
+        .put("bit_error_rate", json!(step.bit_error_rate))
+        .put("answered", json!(answered))
+        .put("requests_on_line", json!(measured.requests))
+        .put("retransmissions", json!(retransmissions))
+        .put("octets_flipped", json!(stats.flipped - stats_before.flipped))
+        .put("octets_lost_to_noise", json!(stats.dropped - stats_before.dropped))
         .put("first_error", json!(first_error))
         .put("collisions", json!(stats.collisions))
         .put("tturnaround_min_us", json!(bit_times(40, step.baud)))
@@ -291,6 +328,8 @@ struct Measured {
     /// Frames other than tokens, requests and replies (Poll For Master,
     /// Reply Postponed, broadcasts…).
     other: u64,
+    /// Request frames the client's station sent.
+    requests: u64,
 }
 
 impl Measured {
@@ -335,6 +374,7 @@ fn measure(frames: &[LineFrame], step: &MstpStep) -> anyhow::Result<Measured> {
         request: mode(requests.iter().copied()).unwrap_or(0),
         reply: mode(replies.iter().map(|r| r.1)).unwrap_or(0),
         other,
+        requests: requests.len() as u64,
     })
 }
 
@@ -355,7 +395,7 @@ mod tests {
     /// turnarounds per ReadProperty, 137.1/s at 115,200 and 11.4/s at 9,600.
     #[test]
     fn the_wire_limit_matches_the_briefs_two_master_cycle() {
-        let m = Measured { replies: 0, span: 0, token: 8, request: 23, reply: 29, other: 0 };
+        let m = Measured { replies: 0, span: 0, token: 8, request: 23, reply: 29, other: 0, requests: 0 };
         let step = |baud| MstpStep {
             baud,
             reply: Reply::Small,
@@ -366,9 +406,29 @@ mod tests {
             work_dir: PathBuf::new(),
             capture: None,
             routed: false,
+            bit_error_rate: 0.0,
         };
         assert!((m.limit(&step(115_200)) - 137.1).abs() < 0.1, "{}", m.limit(&step(115_200)));
         assert!((m.limit(&step(9_600)) - 11.43).abs() < 0.01, "{}", m.limit(&step(9_600)));
+    }
+
+    #[test]
+    fn a_bit_error_rate_hits_data_bits_as_flips_and_framing_bits_as_losses() {
+        let step = MstpStep {
+            baud: 38_400,
+            reply: Reply::Small,
+            max_info_frames: 1,
+            in_flight: 1,
+            duration: Duration::ZERO,
+            warmup: Duration::ZERO,
+            work_dir: PathBuf::new(),
+            capture: None,
+            routed: false,
+            bit_error_rate: 1e-3,
+        };
+        let n = step.noise();
+        assert!((n.flip - 7.97e-3).abs() < 1e-5 && (n.drop - 2.0e-3).abs() < 1e-5, "{n:?}");
+        assert_eq!(MstpStep { bit_error_rate: 0.0, ..step }.noise(), Noise { flip: 0.0, drop: 0.0, seed: 41 });
     }
 
     #[test]

@@ -429,6 +429,11 @@ struct MstpArgs {
     /// requesting station on the line (JSON scenario `mstp-routed`).
     #[arg(long)]
     routed: bool,
+    /// Bit error rates of the line, one step each (0: a clean line; e.g.
+    /// 0,1e-4,1e-3). A noisy line's client times out after 1 s and retries
+    /// 3 times; the JSON line counts retransmissions and lost requests.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    bit_error_rate: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -797,6 +802,9 @@ fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
     if !(a.step_secs > 0.0 && a.step_secs.is_finite()) {
         bail!("--step-secs must be positive");
     }
+    if let Some(bad) = a.bit_error_rate.iter().find(|e| !(0.0..0.1).contains(*e)) {
+        bail!("--bit-error-rate {bad}: from 0 to below 0.1");
+    }
     if let Some(bad) = a.baud.iter().find(|&&b| !(1_200..=1_000_000).contains(&b)) {
         bail!("--baud {bad}: MS/TP lines run at 9600 to 115200 baud (and the higher standard rates)");
     }
@@ -812,9 +820,10 @@ fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
                 ReplyArg::Small => mstp::Reply::Small,
                 ReplyArg::Large => mstp::Reply::Large,
             };
-            for &baud in &a.baud {
+            for (&baud, &bit_error_rate) in a.baud.iter().flat_map(|b| a.bit_error_rate.iter().map(move |e| (b, e))) {
                 let exchange = Duration::from_secs_f64(reply.exchange_octets() as f64 * 10.0 / f64::from(baud));
                 let step = mstp::MstpStep {
+                    bit_error_rate,
                     baud,
                     reply,
                     max_info_frames: a.max_info_frames,
@@ -824,7 +833,7 @@ fn run_mstp(a: &MstpArgs) -> anyhow::Result<()> {
                     work_dir: work_dir.clone(),
                     capture: a.capture_dir.as_ref().map(|d| {
                         let routed = if a.routed { "-routed" } else { "" };
-                        d.join(format!("mstp{routed}-{}-{baud}.pcap", reply.name()))
+                        d.join(format!("mstp{routed}-{}-{baud}-ber{bit_error_rate:e}.pcap", reply.name()))
                     }),
                     routed: a.routed,
                 };
