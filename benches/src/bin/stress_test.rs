@@ -179,6 +179,20 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// The MQTT broker (mosquitto) stopped and started every --period-secs
+    /// while our client writes a value every 20 ms for --secs: every
+    /// acknowledged value must reach a durable QoS 1 subscriber. One JSON
+    /// line per round (--rounds), a table on stderr. Trellis only.
+    Flaps {
+        /// How long values are written and the broker flaps.
+        #[arg(long, default_value_t = 60.0)]
+        secs: f64,
+        /// Seconds between two broker restarts.
+        #[arg(long, default_value_t = 3.0)]
+        period_secs: f64,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Scaling with devices and cores: Trellis serving 1 device, then N
     /// (the demo building on a port each, spread over the gateway's
     /// threads), with --clients-per-device ReadProperty clients each. One
@@ -648,6 +662,20 @@ fn main() -> anyhow::Result<()> {
             let faults =
                 faults.iter().map(|f| scenario::faults::Fault::parse(f)).collect::<anyhow::Result<Vec<_>>>()?;
             with_env(&common, |env| scenario::faults::run(env, &faults, common.rounds))
+        }
+        Scenario::Flaps { secs, period_secs, common } => {
+            let seconds = |s: f64, what: &str| {
+                Duration::try_from_secs_f64(s)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .with_context(|| format!("{what}: positive seconds"))
+            };
+            let o = scenario::flaps::FlapOptions {
+                rounds: common.rounds,
+                duration: seconds(secs, "--secs")?,
+                period: seconds(period_secs, "--period-secs")?,
+            };
+            with_env(&common, |env| scenario::flaps::run(env, &o))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

@@ -25,6 +25,8 @@
 //!   peer can swap its object model).
 //! - [`faults`]: `kill -9` during acknowledged writes, creations, file
 //!   writes and hot swaps; what the restarted gateway serves (Trellis only).
+//! - [`flaps`]: the MQTT broker restarted every few seconds while values
+//!   change; every acknowledged value must reach a durable subscriber.
 //!
 //! A scenario never leaves a server running: servers are [`Server`] drop
 //! guards, and the binary's signal handler reaps the rest.
@@ -37,6 +39,7 @@ pub mod cost;
 pub mod cov;
 pub mod devices;
 pub mod faults;
+pub mod flaps;
 pub mod mixed;
 pub mod mqtt;
 pub mod objects;
