@@ -11,7 +11,7 @@
 //!
 //! | fault | operation | after the restart |
 //! |---|---|---|
-//! | `write` | WriteProperty analog-value,1 = n at priority 8 | Priority_Array[8] is the last acknowledged n, or the one in flight |
+//! | `write` | WriteProperty analog-value,1 = n at priority 8 | Priority_Array\[8\] is the last acknowledged n, or the one in flight |
 //! | `create` | CreateObject analog-value,1000+n | every acknowledged object is there; no other but the one in flight |
 //! | `file` | AtomicWriteFile appending `record n` | the file is the acknowledged records in order, maybe with the one in flight, whole |
 //! | `swap` | `write` while the plugin is hot-swapped over and over | as `write` |
