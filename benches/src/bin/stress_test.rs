@@ -193,6 +193,22 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// The disk under the gateway's state (persistence, MQTT spool, a File
+    /// object's data; a tmpfs of --tmpfs-kib in a mount namespace of its
+    /// own, so root or a user namespace) fills up, the broker stops and
+    /// returns, then space returns, while our client writes and appends;
+    /// then kill -9 and a restart. One JSON line, a table on stderr; fails
+    /// if anything acknowledged was lost. Trellis only.
+    DiskFull {
+        /// Seconds of each of the four phases.
+        #[arg(long, default_value_t = 5.0)]
+        phase_secs: f64,
+        /// Size of the tmpfs the state is on.
+        #[arg(long, default_value_t = 8192)]
+        tmpfs_kib: u64,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Scaling with devices and cores: Trellis serving 1 device, then N
     /// (the demo building on a port each, spread over the gateway's
     /// threads), with --clients-per-device ReadProperty clients each. One
@@ -676,6 +692,16 @@ fn main() -> anyhow::Result<()> {
                 period: seconds(period_secs, "--period-secs")?,
             };
             with_env(&common, |env| scenario::flaps::run(env, &o))
+        }
+        Scenario::DiskFull { phase_secs, tmpfs_kib, common } => {
+            let o = scenario::disk_full::DiskFullOptions {
+                phase: Duration::try_from_secs_f64(phase_secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .context("--phase-secs: positive seconds")?,
+                tmpfs_kib,
+            };
+            with_env(&common, |env| scenario::disk_full::run(env, &o))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

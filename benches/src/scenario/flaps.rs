@@ -30,7 +30,7 @@ use bacnet::{AnyValue, ObjectIdentifier, ObjectType, Value};
 use serde_json::json;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trellis::client::{Client, DeviceAddress};
@@ -88,7 +88,7 @@ pub fn run(env: &Env, o: &FlapOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn broker(env: &Env, dir: &Path, port: u16, n: u32) -> anyhow::Result<Spawned> {
+pub(super) fn broker(env: &Env, dir: &Path, port: u16, n: u32) -> anyhow::Result<Spawned> {
     // mosquitto started as root drops to its own user, which must write here.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))?;
@@ -112,7 +112,7 @@ fn broker(env: &Env, dir: &Path, port: u16, n: u32) -> anyhow::Result<Spawned> {
 }
 
 /// SIGTERM (mosquitto saves its sessions), then wait for it to go.
-fn stop_broker(b: Spawned) {
+pub(super) fn stop_broker(b: Spawned) {
     let _ = std::process::Command::new("kill").args(["-TERM", &b.pid.to_string()]).status();
     let deadline = Instant::now() + Duration::from_secs(10);
     while b.exited().is_none() && Instant::now() < deadline {
@@ -142,7 +142,15 @@ spool_dir = "{spool}"
 }
 
 /// A durable QoS 1 subscriber to [`TOPIC`]: every Present_Value heard, in order.
-fn subscriber(port: u16, heard: Arc<Mutex<Vec<f64>>>, stop: Arc<AtomicBool>) {
+/// `fresh_sessions` counts the connections on which the broker had no
+/// session for it (the first one's aside): values published meanwhile
+/// were the broker's to drop.
+pub(super) fn subscriber(
+    port: u16,
+    heard: Arc<Mutex<Vec<f64>>>,
+    fresh_sessions: Arc<AtomicU32>,
+    stop: Arc<AtomicBool>,
+) {
     let mut o = rumqttc::MqttOptions::new("flaps-subscriber", "127.0.0.1", port);
     o.set_clean_session(false);
     o.set_keep_alive(Duration::from_secs(5));
@@ -150,7 +158,10 @@ fn subscriber(port: u16, heard: Arc<Mutex<Vec<f64>>>, stop: Arc<AtomicBool>) {
     tokio::spawn(async move {
         while !stop.load(Ordering::Relaxed) {
             match events.poll().await {
-                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => {
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(ack))) => {
+                    if !ack.session_present {
+                        fresh_sessions.fetch_add(1, Ordering::Relaxed);
+                    }
                     let _ = client.try_subscribe(TOPIC, rumqttc::QoS::AtLeastOnce);
                 }
                 Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
@@ -178,7 +189,8 @@ async fn one_round(env: &Env, o: &FlapOptions, round: u32) -> anyhow::Result<Jso
     let mut mosquitto = Some(broker(env, &broker_dir, mqtt, restarts)?);
     let heard = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
-    subscriber(mqtt, heard.clone(), stop.clone());
+    let fresh_sessions = Arc::new(AtomicU32::new(0));
+    subscriber(mqtt, heard.clone(), fresh_sessions.clone(), stop.clone());
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let config = dir.join("trellis.toml");
@@ -242,7 +254,8 @@ async fn one_round(env: &Env, o: &FlapOptions, round: u32) -> anyhow::Result<Jso
     // What was written: the initial value heard first is not.
     let heard: Vec<f64> = heard.lock().unwrap().iter().copied().filter(|v| *v > f64::from(FIRST_VALUE)).collect();
     let distinct: std::collections::BTreeSet<u64> = heard.iter().map(|v| *v as u64).collect();
-    let lost = acked.iter().filter(|v| !distinct.contains(&(**v as u64))).count();
+    let lost_values: Vec<u64> = acked.iter().map(|v| *v as u64).filter(|v| !distinct.contains(v)).collect();
+    let lost = lost_values.len();
     // Out of order: a value heard after a larger one (a repeat of an older
     // one after a reconnection is QoS 1's at-least-once, not counted).
     let mut highest = 0.0f64;
@@ -271,10 +284,29 @@ async fn one_round(env: &Env, o: &FlapOptions, round: u32) -> anyhow::Result<Jso
         .put("heard", json!(distinct.len()))
         .put("heard_with_repeats", json!(heard.len()))
         .put("lost", json!(lost))
+        .put("lost_ranges", json!(ranges(&lost_values, 10)))
+        .put("subscriber_fresh_sessions", json!(fresh_sessions.load(Ordering::Relaxed).saturating_sub(1)))
         .put("out_of_order", json!(out_of_order))
         .put("first_out_of_order", json!(first_out_of_order))
         .put("broker_restarts", json!(restarts))
         .put("drained_after_s", json!((drained_after.as_secs_f64() * 10.0).round() / 10.0))
         .put("rss_before_kib", json!(rss_before_kib))
         .put("rss_after_kib", json!(rss_after_kib)))
+}
+
+/// The first `at_most` runs of consecutive values, as `[first, last]`.
+pub(super) fn ranges(values: &[u64], at_most: usize) -> Vec<[u64; 2]> {
+    let mut out: Vec<[u64; 2]> = Vec::new();
+    for &v in values {
+        if let Some(r) = out.last_mut()
+            && r[1] + 1 == v
+        {
+            r[1] = v;
+        } else if out.len() == at_most {
+            break;
+        } else {
+            out.push([v, v]);
+        }
+    }
+    out
 }

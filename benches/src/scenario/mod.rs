@@ -38,6 +38,7 @@ pub mod console;
 pub mod cost;
 pub mod cov;
 pub mod devices;
+pub mod disk_full;
 pub mod faults;
 pub mod flaps;
 pub mod mixed;

@@ -293,8 +293,12 @@ fn options(config: &LinkConfig) -> MqttOptions {
     let mut o = MqttOptions::new(&config.client_id, &config.host, config.port);
     o.set_keep_alive(config.keep_alive);
     o.set_max_packet_size(config.max_incoming.saturating_add(PUBLISH_OVERHEAD).min(MQTT_MAX_PACKET), MQTT_MAX_PACKET);
-    // Packet identifiers never collide with our own in-flight bound.
-    o.set_inflight(u16::MAX);
+    // rumqttc keeps a slot per packet identifier (an `Option<Publish>`
+    // each, allocated and written at every connection: 65,535 of them were
+    // 6 MiB per connection, and the allocator kept what each reconnection
+    // freed). The spool's bound plus room for the availability message and
+    // the subscriptions, so packet identifiers never wait for a free slot.
+    o.set_inflight(inflight_slots(config.max_in_flight));
     if let Some(make) = &config.will {
         let (topic, payload) = (make.0)();
         o.set_last_will(LastWill::new(topic, payload, QoS::AtLeastOnce, false));
@@ -308,6 +312,13 @@ fn options(config: &LinkConfig) -> MqttOptions {
         o.set_transport(rumqttc::Transport::tls_with_config(rumqttc::TlsConfiguration::Rustls(tls.clone())));
     }
     o
+}
+
+/// Packet identifiers rumqttc may have in use at once: the spool's
+/// messages in flight, and the link's own (the availability message, a
+/// subscription per filter) beside them.
+fn inflight_slots(max_in_flight: usize) -> u16 {
+    u16::try_from(max_in_flight.saturating_add(64)).unwrap_or(u16::MAX)
 }
 
 /// What an outgoing publish was: one of the spool's (its sequence number

@@ -27,6 +27,16 @@
 //! that segment's reading (counted as corrupt). What is left is pending,
 //! in order.
 //!
+//! A disk that refuses a write (full, read-only, failing) loses nothing
+//! while the gateway runs: the message is taken and waits in memory, and
+//! the messages held that way are written, in order, before the next one
+//! as soon as the disk takes writes again (each push tries). A record
+//! the disk took only part of is cut off again, so no later record is
+//! written behind a torn one. A crash while messages wait in memory only
+//! loses those: [`SpoolHealth`] says how many wait so, the spool logs when
+//! it starts and stops holding them, and a watermark it could not write
+//! only means repeats after a restart.
+//!
 //! Bounded by [`SpoolConfig::max_bytes`] of pending messages: past it, the
 //! [`FullPolicy`] drops the oldest pending message (the default) or the
 //! new one, counted. The pending messages are also kept in memory (the
@@ -127,6 +137,19 @@ pub struct Recovered {
     pub corrupt: u64,
 }
 
+/// How the spool's disk is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpoolHealth {
+    /// Pending messages the disk has not taken: they wait in memory only
+    /// (a crash now loses them).
+    pub memory_only: usize,
+    /// Writes to the spool's directory that failed (records, the
+    /// watermark, deleting segments).
+    pub disk_errors: u64,
+    /// The last of those failures, while the disk is refusing writes.
+    pub last_error: Option<String>,
+}
+
 /// What the spool counted since it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpoolCounters {
@@ -175,6 +198,10 @@ pub struct Spool {
     /// The next message to hand out for sending.
     cursor: u64,
     counters: SpoolCounters,
+    /// The oldest pending message the disk did not take; it and every
+    /// later one wait in memory only.
+    first_unwritten: Option<u64>,
+    health: SpoolHealth,
 }
 
 impl Spool {
@@ -232,6 +259,8 @@ impl Spool {
             acked_on_disk: acked,
             acked_written: Instant::now(),
             counters: SpoolCounters::default(),
+            first_unwritten: None,
+            health: SpoolHealth::default(),
         };
         spool.delete_acked_segments()?;
         Ok((spool, recovered))
@@ -274,7 +303,16 @@ impl Spool {
                 }
             }
         }
-        self.append(&message)?;
+        self.write_backlog();
+        if self.first_unwritten.is_none() {
+            match self.append(&message) {
+                Ok(()) => self.disk_took(),
+                Err(e) => {
+                    self.disk_refused("a message", &e);
+                    self.first_unwritten = Some(message.seq);
+                }
+            }
+        }
         self.next_seq += 1;
         self.pending_bytes += len;
         self.pending.push_back(message);
@@ -343,10 +381,62 @@ impl Spool {
             self.pending_bytes -= m.record_len();
         }
         if self.acked != before {
-            self.keep_watermark(false)?;
-            self.delete_acked_segments()?;
+            // Not kept, the watermark only costs repeats after a restart.
+            if let Err(e) = self.keep_watermark(false) {
+                self.disk_refused("the acknowledged watermark", &e);
+            }
+            if let Err(e) = self.delete_acked_segments() {
+                self.disk_refused("deleting an acknowledged segment", &e);
+            }
+        }
+        if self.first_unwritten == Some(seq) {
+            // Acknowledged before the disk took it: the later ones still wait.
+            self.first_unwritten = self.pending.iter().find(|m| m.seq > seq).map(|m| m.seq);
         }
         Ok(true)
+    }
+
+    /// Write the messages waiting in memory only, oldest first, until the
+    /// disk refuses one.
+    fn write_backlog(&mut self) {
+        let Some(first) = self.first_unwritten else { return };
+        let mut i = self.pending.partition_point(|m| m.seq < first);
+        while let Some(m) = self.pending.get(i) {
+            let m = m.clone();
+            if let Err(e) = self.append(&m) {
+                self.first_unwritten = Some(m.seq);
+                self.health.disk_errors += 1;
+                self.health.last_error = Some(format!("a message: {e}"));
+                return;
+            }
+            i += 1;
+        }
+        self.first_unwritten = None;
+    }
+
+    /// The disk refused `what`: counted, logged when it starts.
+    fn disk_refused(&mut self, what: &str, e: &io::Error) {
+        self.health.disk_errors += 1;
+        if self.health.last_error.is_none() {
+            tracing::error!(dir = %self.config.dir.display(), "MQTT spool: the disk refused {what}: {e}; until it takes writes again, messages wait in memory only (a crash loses those)");
+        }
+        self.health.last_error = Some(format!("{what}: {e}"));
+    }
+
+    /// A message reached the disk: if it had been refusing, say it is over.
+    fn disk_took(&mut self) {
+        if self.health.last_error.take().is_some() {
+            tracing::info!(dir = %self.config.dir.display(), "MQTT spool: the disk takes writes again; what waited in memory is on it");
+        }
+    }
+
+    /// How the disk is doing.
+    pub fn health(&self) -> SpoolHealth {
+        let memory_only = match self.first_unwritten {
+            Some(first) => self.pending.len() - self.pending.partition_point(|m| m.seq < first),
+            None => 0,
+        };
+        SpoolHealth { memory_only, ..self.health.clone() }
     }
 
     /// Write the watermark to `acked` if it moved `WATERMARK_EVERY` since
@@ -399,8 +489,15 @@ impl Spool {
     fn append(&mut self, m: &Message) -> io::Result<()> {
         if self.writer.is_none() || self.writer_len >= self.config.segment_bytes {
             let path = segment_path(&self.config.dir, m.seq);
+            self.writer = None;
             let file = OpenOptions::new().create(true).append(true).open(&path)?;
-            self.writer_len = file.metadata()?.len();
+            // A segment is named after its first record, which is this one,
+            // not yet written: whatever is there is a write the disk took
+            // only part of.
+            if file.metadata()?.len() > 0 {
+                file.set_len(0)?;
+            }
+            self.writer_len = 0;
             self.writer = Some(file);
             if self.segments.back() != Some(&m.seq) {
                 self.segments.push_back(m.seq);
@@ -421,9 +518,17 @@ impl Spool {
         record[5..9].copy_from_slice(&crc.to_le_bytes());
         let file = self.writer.as_mut().expect("opened above");
         // One write per record: a crash leaves a prefix of it at most.
-        file.write_all(record)?;
-        if self.config.durability == Durability::PowerLoss {
-            file.sync_data()?;
+        let written = file.write_all(record).and_then(|()| match self.config.durability {
+            Durability::PowerLoss => file.sync_data(),
+            Durability::Process => Ok(()),
+        });
+        if let Err(e) = written {
+            // Cut what the disk took of it, or (if even that fails) begin a
+            // new segment: no record goes behind a torn one.
+            if file.set_len(self.writer_len).is_err() {
+                self.writer = None;
+            }
+            return Err(e);
         }
         self.writer_len += record.len() as u64;
         Ok(())

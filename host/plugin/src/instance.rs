@@ -592,11 +592,13 @@ impl Instance {
                 core.journal.push(w.clone());
             }
         }
+        let mut owed = false;
         if let Some(disk) = core.disk.as_mut() {
             let accepted = writes.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(w, _)| w);
             disk.append(&self.spec.name, accepted);
+            owed = disk.retry_due();
         }
-        if core.journal.len() >= JOURNAL_WRITES || core.journal_octets >= JOURNAL_OCTETS {
+        if owed || core.journal.len() >= JOURNAL_WRITES || core.journal_octets >= JOURNAL_OCTETS {
             // The writes are in the journal: a failed snapshot loses nothing
             // (the restart replays them), so it does not fail this call.
             let _ = self.take_snapshot(&mut core, false).await;
@@ -608,7 +610,8 @@ impl Instance {
     pub async fn tick(&self, now: DateTime) -> Result<(), ModelError> {
         let mut core = self.ready().await?;
         self.call(&mut core, Call::Tick(convert::datetime_to_wit(now))).await?;
-        if core.last_snapshot.elapsed() >= self.spec.snapshot_interval {
+        let owed = core.disk.as_mut().is_some_and(DiskState::retry_due);
+        if owed || core.last_snapshot.elapsed() >= self.spec.snapshot_interval {
             self.take_snapshot(&mut core, false).await?;
         }
         Ok(())

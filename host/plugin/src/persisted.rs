@@ -23,8 +23,16 @@
 //! The disk state belongs to the device, not to one instance: a hot swap
 //! or a ReinitializeDevice hands it to the instance that serves next.
 //!
-//! Must never: fail a request because the disk did (the write took effect;
-//! the failure is logged, counted and retried by the next snapshot), or
+//! A disk that refuses a write (full, failing) does not fail the request:
+//! the write took effect and holds in memory. The first refusal is logged
+//! (not each: a full disk under load would flood the log), every one is
+//! counted, and from then on a snapshot of the whole state is tried at
+//! most every [`RETRY_EVERY`] (after a write or at a tick) until one is
+//! written, which says so in the log: what the refusals missed is on disk
+//! again without another write to carry it. A crash before that loses the
+//! writes the disk refused, and nothing else.
+//!
+//! Must never: fail a request because the disk did, or
 //! write a state that was not the serving instance's.
 
 use std::sync::Arc;
@@ -36,6 +44,9 @@ use trellis_persist::Journal;
 /// The longest a state that only the clock changed waits for its snapshot
 /// on disk (written state never waits: its writes are in the journal).
 pub const DISK_SNAPSHOT_INTERVAL: Duration = Duration::from_secs(60);
+
+/// While the disk owes the state, a snapshot is tried at most this often.
+pub const RETRY_EVERY: Duration = Duration::from_secs(1);
 
 const ENVELOPE_VERSION: u8 = 1;
 
@@ -59,12 +70,29 @@ pub struct DiskState {
     written_at: Instant,
     counters: Arc<DiskCounters>,
     record: Vec<u8>,
+    /// The disk refused something: a whole snapshot is owed.
+    owed: Option<Owed>,
+}
+
+/// Since when the disk owes the state, and when it was last tried.
+#[derive(Debug, Clone, Copy)]
+struct Owed {
+    since: Instant,
+    tried: Instant,
+    refused: u64,
 }
 
 impl DiskState {
     /// Write through `journal` from now on.
     pub fn new(journal: Journal) -> Self {
-        DiskState { journal, written: None, written_at: Instant::now(), counters: Arc::default(), record: Vec::new() }
+        DiskState {
+            journal,
+            written: None,
+            written_at: Instant::now(),
+            counters: Arc::default(),
+            record: Vec::new(),
+            owed: None,
+        }
     }
 
     /// Its counters (shared: they move with it).
@@ -95,15 +123,39 @@ impl DiskState {
                 self.counters.appended.fetch_add(slices.len() as u64, Ordering::Relaxed);
             }
             Err(e) => {
-                self.counters.failures.fetch_add(1, Ordering::Relaxed);
+                let what = format!("could not journal {} accepted writes", slices.len());
+                self.refused(plugin, &what, &e);
+            }
+        }
+    }
+
+    /// The disk refused `what`: counted always, logged when it starts.
+    fn refused(&mut self, plugin: &str, what: &str, e: &std::io::Error) {
+        self.counters.failures.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        match &mut self.owed {
+            Some(owed) => owed.refused += 1,
+            None => {
+                self.owed = Some(Owed { since: now, tried: now, refused: 1 });
                 tracing::error!(
                     plugin,
-                    "could not journal {} accepted writes in {}: {e}; they hold until the gateway restarts, \
-                     and the next snapshot tries again",
-                    slices.len(),
+                    "{what} in {}: {e}; they hold in memory (a crash now loses them), and a snapshot of the whole \
+                     state is tried every {RETRY_EVERY:?} until the disk takes it",
                     self.journal.snapshot_path().display()
                 );
             }
+        }
+    }
+
+    /// Whether a snapshot should be tried now to pay what the disk owes
+    /// (at most every [`RETRY_EVERY`]).
+    pub(crate) fn retry_due(&mut self) -> bool {
+        match &mut self.owed {
+            Some(owed) if owed.tried.elapsed() >= RETRY_EVERY => {
+                owed.tried = Instant::now();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -116,7 +168,8 @@ impl DiskState {
             || self.journal.records() > 0
             || (changed && self.written_at.elapsed() >= DISK_SNAPSHOT_INTERVAL)
             || self.written.is_none();
-        if !due || (!changed && self.journal.records() == 0) {
+        let owed = self.owed.is_some();
+        if !owed && (!due || (!changed && self.journal.records() == 0)) {
             return;
         }
         match self.journal.replace_snapshot(&envelope(info, state)) {
@@ -124,15 +177,17 @@ impl DiskState {
                 self.written = Some(state.clone());
                 self.written_at = Instant::now();
                 self.counters.snapshots.fetch_add(1, Ordering::Relaxed);
+                if let Some(o) = self.owed.take() {
+                    tracing::info!(
+                        plugin,
+                        refused = o.refused,
+                        "the disk takes writes again after {:.1} s: the whole state is in {}",
+                        o.since.elapsed().as_secs_f64(),
+                        self.journal.snapshot_path().display()
+                    );
+                }
             }
-            Err(e) => {
-                self.counters.failures.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(
-                    plugin,
-                    "could not write the state snapshot {}: {e}; the journal keeps the writes",
-                    self.journal.snapshot_path().display()
-                );
-            }
+            Err(e) => self.refused(plugin, "could not write the state snapshot", &e),
         }
     }
 }

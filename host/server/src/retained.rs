@@ -197,13 +197,15 @@ struct Inner {
     live: BTreeMap<Key, (u64, Vec<u8>, Option<u64>)>,
     next: u64,
     failures: u64,
+    /// The disk refused a change: the next snapshot makes up for it.
+    owed: bool,
 }
 
 impl Retained {
     /// Keep `applied` (the records that took effect at start, in order)
     /// as the snapshot, and journal through `journal` from now on.
     pub(crate) fn new(journal: Journal, applied: &[Record]) -> Retained {
-        let mut inner = Inner { journal, live: BTreeMap::new(), next: 0, failures: 0 };
+        let mut inner = Inner { journal, live: BTreeMap::new(), next: 0, failures: 0, owed: false };
         for r in applied {
             inner.take(r, r.encode());
         }
@@ -215,16 +217,23 @@ impl Retained {
     pub(crate) fn record(&self, r: &Record) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let encoded = r.encode();
-        if let Err(e) = inner.journal.append(&[&encoded]) {
+        let appended = inner.journal.append(&[&encoded]);
+        // In force whether or not the disk took it: the next snapshot has it.
+        inner.take(r, encoded);
+        if let Err(e) = appended {
             inner.failures += 1;
-            tracing::error!(
-                "could not journal a change to the host's objects ({e}): it holds until the gateway restarts"
-            );
+            if !inner.owed {
+                tracing::error!(
+                    "could not journal a change to the host's objects ({e}): it holds in memory (a crash now \
+                     loses it), and the next change writes a snapshot of them all"
+                );
+            }
+            inner.owed = true;
             return;
         }
-        inner.take(r, encoded);
-        // Compacted when the journal holds far more than what matters.
-        if inner.journal.records() > 64 + 2 * inner.live.len() {
+        // Compacted when the journal holds far more than what matters, or
+        // whole when the disk refused an earlier change.
+        if inner.owed || inner.journal.records() > 64 + 2 * inner.live.len() {
             inner.snapshot();
         }
     }
@@ -262,9 +271,19 @@ impl Inner {
             state.extend_from_slice(&(record.len() as u32).to_le_bytes());
             state.extend_from_slice(record);
         }
-        if let Err(e) = self.journal.replace_snapshot(&state) {
-            self.failures += 1;
-            tracing::error!("could not write the host objects' snapshot: {e}; the journal keeps the changes");
+        match self.journal.replace_snapshot(&state) {
+            Ok(()) => {
+                if std::mem::take(&mut self.owed) {
+                    tracing::info!("the disk takes writes again: the host objects' changes are all on it");
+                }
+            }
+            Err(e) => {
+                self.failures += 1;
+                if !self.owed {
+                    tracing::error!("could not write the host objects' snapshot: {e}; the journal keeps the changes");
+                }
+                self.owed = true;
+            }
         }
     }
 }

@@ -219,3 +219,73 @@ fn a_crash_between_watermark_writes_replays_some_acknowledged_messages_never_los
     let (spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
     assert_eq!(payloads(&spool), (15..20).map(|i| format!("v{i:02}")).collect::<Vec<_>>());
 }
+
+/// `dir/<seq>.seg` made a link to `/dev/full`: every write to it fails
+/// with ENOSPC, as on a full disk.
+fn fill_disk_at(dir: &Dir, seq: u64) -> PathBuf {
+    let path = dir.0.join(format!("{seq:020}.seg"));
+    std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+    path
+}
+
+#[test]
+fn a_disk_that_refuses_writes_loses_nothing_and_gets_the_backlog_in_order_when_it_takes_them_again() {
+    let dir = Dir::new("disk-full");
+    let (mut spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    let full = fill_disk_at(&dir, 1);
+    // The disk refuses: each message is taken and waits in memory.
+    for i in 1..=3 {
+        assert_eq!(spool.push("site/p", 1, format!("v{i}").as_bytes()).unwrap(), Some(i));
+    }
+    let health = spool.health();
+    assert_eq!(health.memory_only, 3);
+    assert_eq!(health.disk_errors, 3);
+    assert!(health.last_error.as_deref().unwrap().contains("a message"), "{health:?}");
+    // They can be sent and acknowledged meanwhile: the oldest is.
+    assert_eq!(spool.next_to_send().unwrap().seq, 1);
+    spool.ack(1).unwrap();
+    assert_eq!(spool.health().memory_only, 2);
+    // Space returns: the next push writes the backlog first, in order.
+    std::fs::remove_file(full).unwrap();
+    assert_eq!(spool.push("site/p", 1, b"v4").unwrap(), Some(4));
+    let health = spool.health();
+    assert_eq!((health.memory_only, health.last_error), (0, None));
+    assert_eq!(payloads(&spool), ["v2", "v3", "v4"]);
+    // A crash now loses nothing: all of it is on disk.
+    std::mem::forget(spool);
+    let (spool, recovered) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    assert_eq!((recovered.pending, recovered.torn_tail, recovered.corrupt), (3, false, 0));
+    assert_eq!(payloads(&spool), ["v2", "v3", "v4"]);
+}
+
+#[test]
+fn messages_held_in_memory_are_lost_by_a_crash_only_and_the_health_says_how_many() {
+    let dir = Dir::new("disk-full-crash");
+    let (mut spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    spool.push("site/p", 1, b"on disk").unwrap();
+    // The segment is open; a full disk from the next segment on.
+    drop(spool);
+    let (mut spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    fill_disk_at(&dir, 2);
+    spool.push("site/p", 1, b"in memory").unwrap();
+    assert_eq!(spool.health().memory_only, 1);
+    assert_eq!(payloads(&spool), ["on disk", "in memory"]);
+    std::mem::forget(spool);
+    std::fs::remove_file(dir.0.join(format!("{:020}.seg", 2))).unwrap();
+    let (spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    assert_eq!(payloads(&spool), ["on disk"]);
+}
+
+#[test]
+fn a_new_segment_starts_empty_whatever_a_refused_write_left_in_it() {
+    let dir = Dir::new("refused-leftover");
+    let (mut spool, _) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    // What a write the disk took only part of leaves: a record's prefix.
+    std::fs::write(dir.0.join(format!("{:020}.seg", 1)), [1u8, 40, 0, 0]).unwrap();
+    spool.push("site/p", 1, b"v1").unwrap();
+    spool.push("site/p", 1, b"v2").unwrap();
+    std::mem::forget(spool);
+    let (spool, recovered) = Spool::open(SpoolConfig::new(&dir.0)).unwrap();
+    assert_eq!((recovered.pending, recovered.torn_tail, recovered.corrupt), (2, false, 0));
+    assert_eq!(payloads(&spool), ["v1", "v2"]);
+}

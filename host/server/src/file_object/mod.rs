@@ -96,6 +96,12 @@ pub struct FileObjects {
     busy: Mutex<()>,
 }
 
+/// A full disk or quota: the client hears File_Full, not a device problem.
+fn is_out_of_space(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::StorageFull | K::QuotaExceeded | K::FileTooLarge)
+}
+
 fn error(class: ErrorClass, code: ErrorCode) -> BacnetError {
     BacnetError { class, code }
 }
@@ -157,6 +163,15 @@ impl FileObjects {
             StorageError::StartPosition => error(ErrorClass::SERVICES, ErrorCode::INVALID_FILE_START_POSITION),
             StorageError::Full => error(ErrorClass::SERVICES, ErrorCode::FILE_FULL),
             StorageError::RecordWithLineFeed => error(ErrorClass::SERVICES, ErrorCode::PARAMETER_OUT_OF_RANGE),
+            StorageError::Io(e) if is_out_of_space(&e) => {
+                tracing::warn!(
+                    file = f.instance,
+                    path = %self.storage.shown().join(&f.path).display(),
+                    error = %e,
+                    "File object: no space left for the write; nothing of it was kept"
+                );
+                error(ErrorClass::SERVICES, ErrorCode::FILE_FULL)
+            }
             StorageError::Io(e) => {
                 tracing::warn!(
                     file = f.instance,

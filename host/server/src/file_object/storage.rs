@@ -11,6 +11,10 @@
 //! write rewrites the file through a temporary file renamed over it, so a
 //! reader sees the records before or after, never a mix.
 //!
+//! A stream write the disk refuses part of (a full disk) is cut back to the
+//! file's old end: an append is whole or not there. (An overwrite inside
+//! the file needs no new blocks, so a full disk does not cut it.)
+//!
 //! Must never: open anything outside the directory, read or write more than
 //! the file's `max_size`, or leave a partly written record file in place.
 
@@ -150,7 +154,14 @@ impl Storage {
         if at + data.len() as u64 > max_size {
             return Err(StorageError::Full);
         }
-        f.write_all_at(data, at)?;
+        if let Err(e) = f.write_all_at(data, at) {
+            // A disk that took only part of it (full): what it added past
+            // the old end is cut, so no later append lands behind a torn one.
+            if f.metadata().is_ok_and(|m| m.len() > size) {
+                let _ = f.set_len(size);
+            }
+            return Err(e.into());
+        }
         Ok(at)
     }
 
