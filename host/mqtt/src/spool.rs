@@ -405,8 +405,7 @@ impl Spool {
             let m = m.clone();
             if let Err(e) = self.append(&m) {
                 self.first_unwritten = Some(m.seq);
-                self.health.disk_errors += 1;
-                self.health.last_error = Some(format!("a message: {e}"));
+                self.disk_refused("a message", &e);
                 return;
             }
             i += 1;
