@@ -35,7 +35,7 @@ pub async fn follow(server: Arc<Server<PluginModel>>, lifetime_s: u32, out: mpsc
                 Vec::new()
             }
         };
-        let mut subscribed = 0;
+        let (mut subscribed, mut refused) = (0, Vec::new());
         for o in objects.iter().filter(|o| o.id.object_type != ObjectType::DEVICE) {
             let request = SubscribeCOVRequest {
                 subscriber_process_identifier: 1,
@@ -45,11 +45,23 @@ pub async fn follow(server: Arc<Server<PluginModel>>, lifetime_s: u32, out: mpsc
             };
             let room = AnswerRoom { octets: 1476, segmented: false };
             let r = server.execute(&me, S::SUBSCRIBE_COV, &request.to_vec(), room).await;
-            if matches!(r, bacnet::tsm::Response::SimpleAck) {
-                subscribed += 1;
+            match r {
+                bacnet::tsm::Response::SimpleAck => subscribed += 1,
+                // An object without COV (a File, a Schedule) answers an
+                // Error the table expects; anything else is worth a line.
+                bacnet::tsm::Response::Error(body) if refused_for_lack_of_cov(&body) => {}
+                other => refused.push((o.id, other)),
             }
         }
         tracing::debug!(device, subscribed, "northbound: COV subscriptions made");
+        if let Some((first, why)) = refused.first() {
+            tracing::warn!(
+                device,
+                refused = refused.len(),
+                "northbound: {} objects will not be followed (first {first}: {why:?})",
+                refused.len()
+            );
+        }
         let until = tokio::time::Instant::now() + renew;
         loop {
             let n = tokio::select! {
@@ -62,6 +74,13 @@ pub async fn follow(server: Arc<Server<PluginModel>>, lifetime_s: u32, out: mpsc
             }
         }
     }
+}
+
+/// Whether a SubscribeCOV's Error says the object has no COV to follow
+/// (`object: optional-functionality-not-supported` and the like) rather
+/// than that the table refused (`resources: …`).
+fn refused_for_lack_of_cov(body: &[u8]) -> bool {
+    bacnet::services::BacnetError::decode(body).is_ok_and(|e| e.class != bacnet::enums::ErrorClass::RESOURCES)
 }
 
 /// Who writes and subscribes from MQTT, for the server's per-requester bounds.

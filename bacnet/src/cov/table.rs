@@ -132,6 +132,8 @@ pub struct CovTable<A> {
     pub(super) counters: CovCounters,
     /// Maps a subscriber to the origin its subscriptions count against.
     origin: fn(&A) -> A,
+    /// Subscribers the limits do not apply to (see [`CovTable::exempting`]).
+    exempt: fn(&A) -> bool,
 }
 
 impl<A: Ord + Clone> CovTable<A> {
@@ -151,7 +153,18 @@ impl<A: Ord + Clone> CovTable<A> {
             notifications: VecDeque::new(),
             counters: CovCounters::default(),
             origin,
+            exempt: |_| false,
         }
+    }
+
+    /// The same table, where the subscribers `exempt` picks are held to no
+    /// limit and take no place from the others: the host's own subscribers
+    /// inside the gateway (its northbound bridges), which follow every
+    /// object of the device once each. Only the host may create such
+    /// subscriber addresses; a requester on a network never is one.
+    pub fn exempting(mut self, exempt: fn(&A) -> bool) -> Self {
+        self.exempt = exempt;
+        self
     }
 
     /// The limits in force.
@@ -319,9 +332,14 @@ impl<A: Ord + Clone> CovTable<A> {
 
     /// Whether `subscriber` may take `new` more places, by every limit.
     pub(super) fn room_for(&self, subscriber: &A, new: usize) -> Result<(), Refusal> {
+        if (self.exempt)(subscriber) {
+            return Ok(());
+        }
         let origin = (self.origin)(subscriber);
         let (mut held, mut held_by_origin, mut total) = (0, 0, 0);
-        for k in self.objects.values().flat_map(|m| m.subscriptions.keys()) {
+        let bounded =
+            self.objects.values().flat_map(|m| m.subscriptions.keys()).filter(|k| !(self.exempt)(&k.subscriber));
+        for k in bounded {
             total += 1;
             held += usize::from(k.subscriber == *subscriber);
             held_by_origin += usize::from((self.origin)(&k.subscriber) == origin);

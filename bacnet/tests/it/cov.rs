@@ -451,6 +451,28 @@ fn the_table_limit_refuses_with_no_space_to_add_list_element() {
     assert_eq!(subscribe!(t, secs(10), "third", 1, ai(1), Some(false), None), Ok(Subscribed::Created));
 }
 
+#[test]
+fn an_exempt_subscriber_follows_every_object_and_takes_no_place_from_the_others() {
+    // The gateway's own bridge ("bridge") follows 100 objects on a table of
+    // 4 places, 2 per subscriber; the network's subscribers keep their 4.
+    let mut t = CovTable::new(CovConfig {
+        max_subscriptions_per_subscriber: 2,
+        max_subscriptions: 4,
+        reserved_subscriptions: 0,
+        ..without_origin_limits()
+    })
+    .exempting(|s: &&str| *s == "bridge");
+    for i in 0..100 {
+        assert_eq!(subscribe!(t, secs(0), "bridge", 1, ai(i), Some(false), None), Ok(Subscribed::Created), "ai {i}");
+    }
+    for (who, i) in [(WORKSTATION, 1), (WORKSTATION, 2), (LOGGER, 1), (LOGGER, 2)] {
+        assert_eq!(subscribe!(t, secs(0), who, 1, ai(i), Some(false), None), Ok(Subscribed::Created), "{who}");
+    }
+    assert_eq!(subscribe!(t, secs(0), "third", 1, ai(1), Some(false), None), Err(Refusal::TableFull));
+    assert_eq!(subscribe!(t, secs(0), WORKSTATION, 1, ai(3), Some(false), None), Err(Refusal::SubscriberLimit));
+    assert_eq!(t.len(), 104);
+}
+
 /// A subscriber on B/IP: (IP address, UDP port); its origin is the address.
 type Host = (u8, u16);
 

@@ -209,6 +209,31 @@ enum Scenario {
         #[command(flatten)]
         common: Common,
     },
+    /// An hour (--secs) of paced mixed traffic (reads, RPM, writes, COV,
+    /// Who-Is) on one gateway that publishes to MQTT (mosquitto) and serves
+    /// an OPC UA subscription: one JSON line per --sample-secs window (RSS,
+    /// p99, failures), a summary, a table on stderr, charts with
+    /// --plot-dir. Fails if a request failed, RSS grew more than 1 MiB after
+    /// the warm-up, or MQTT or OPC UA disagree with BACnet. Trellis only.
+    Soak {
+        /// How long the load runs.
+        #[arg(long, default_value_t = 3600.0)]
+        secs: f64,
+        /// One window per this many seconds.
+        #[arg(long, default_value_t = 60.0)]
+        sample_secs: f64,
+        /// Windows ending within this many seconds are the warm-up (not judged).
+        #[arg(long, default_value_t = 300.0)]
+        warmup_secs: f64,
+        /// Requests per second, all clients together.
+        #[arg(long, default_value_t = 1000)]
+        rate: u32,
+        /// Write soak-rss.svg and soak-p99.svg here.
+        #[arg(long)]
+        plot_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Scaling with devices and cores: Trellis serving 1 device, then N
     /// (the demo building on a port each, spread over the gateway's
     /// threads), with --clients-per-device ReadProperty clients each. One
@@ -505,7 +530,8 @@ enum Pin {
 #[derive(Debug, Args)]
 struct Common {
     /// Client counts, one step each [default: clients and echo
-    /// 1,5,10,25,50,100; objects, segmentation, mixed 1,10; swap 10; cov 1].
+    /// 1,5,10,25,50,100; objects, segmentation, mixed 1,10; swap 10; cov 1;
+    /// soak: the first count, 4].
     #[arg(long, value_delimiter = ',')]
     clients: Vec<usize>,
     /// Requests in flight per client (1..=255); the client steps run once per
@@ -702,6 +728,21 @@ fn main() -> anyhow::Result<()> {
                 tmpfs_kib,
             };
             with_env(&common, |env| scenario::disk_full::run(env, &o))
+        }
+        Scenario::Soak { secs, sample_secs, warmup_secs, rate, plot_dir, common } => {
+            let seconds = |s: f64, what: &str| {
+                Duration::try_from_secs_f64(s).ok().with_context(|| format!("{what}: seconds of at least 0"))
+            };
+            let o = scenario::soak::SoakOptions {
+                duration: seconds(secs, "--secs")?,
+                sample: seconds(sample_secs, "--sample-secs")?,
+                warmup: seconds(warmup_secs, "--warmup-secs")?,
+                rate,
+                clients: common.clients.first().copied().unwrap_or(4),
+                timeout: Duration::from_millis(common.timeout_ms),
+                plot_dir,
+            };
+            with_env(&common, |env| scenario::soak::run(env, &o))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

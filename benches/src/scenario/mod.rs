@@ -27,6 +27,9 @@
 //!   writes and hot swaps; what the restarted gateway serves (Trellis only).
 //! - [`flaps`]: the MQTT broker restarted every few seconds while values
 //!   change; every acknowledged value must reach a durable subscriber.
+//! - [`disk_full`]: the state's disk fills up and frees again under writes.
+//! - [`soak`]: an hour (or more) of paced mixed traffic with MQTT and an
+//!   OPC UA subscription on: RSS and p99 per window, the northbound truth.
 //!
 //! A scenario never leaves a server running: servers are [`Server`] drop
 //! guards, and the binary's signal handler reaps the rest.
@@ -49,6 +52,7 @@ pub mod python;
 pub mod router;
 pub mod sc;
 pub mod segmentation;
+pub mod soak;
 pub mod swap;
 
 use crate::json_line::JsonLine;

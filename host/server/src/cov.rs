@@ -84,7 +84,12 @@ impl Cov {
     /// An empty table with `config`'s limits.
     pub fn new(config: CovConfig) -> Self {
         Cov {
-            table: Mutex::new(CovTable::with_origin(config, DeviceAddress::origin)),
+            // The gateway's own subscribers (the northbound bridges) follow
+            // every object once; the limits are for requesters on networks.
+            table: Mutex::new(
+                CovTable::with_origin(config, DeviceAddress::origin)
+                    .exempting(|a| matches!(a.link, LinkAddress::Local(_))),
+            ),
             epoch: Instant::now(),
             local: Mutex::new(LocalSubscribers::default()),
             initial: Notify::new(),

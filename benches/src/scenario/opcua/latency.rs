@@ -32,7 +32,7 @@ use trellis_opcua::opcua;
 const SESSIONS: usize = 50;
 const ITEMS: usize = 10_000;
 
-async fn session(url: &str, work: &Path) -> anyhow::Result<Arc<Session>> {
+pub(crate) async fn session(url: &str, work: &Path) -> anyhow::Result<Arc<Session>> {
     let mut client = ClientBuilder::new()
         .application_name("trellis opcua latency")
         .application_uri("urn:trellis:bench:latency")
@@ -53,7 +53,7 @@ async fn session(url: &str, work: &Path) -> anyhow::Result<Arc<Session>> {
     Ok(session)
 }
 
-fn item(node: &NodeId) -> MonitoredItemCreateRequest {
+pub(crate) fn item(node: &NodeId) -> MonitoredItemCreateRequest {
     MonitoredItemCreateRequest::new(
         node.clone().into(),
         MonitoringMode::Reporting,

@@ -69,7 +69,7 @@ impl Drop for Proc {
     }
 }
 
-fn free_tcp_port() -> anyhow::Result<u16> {
+pub(crate) fn free_tcp_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

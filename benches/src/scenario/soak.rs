@@ -1,0 +1,678 @@
+//! `soak`: one gateway under a building's mixed traffic for an hour or more,
+//! with every northbound side on (issue 41, item 1). Its resident memory
+//! must stay flat after the warm-up, no request may fail, and at the end
+//! what MQTT and OPC UA last heard of each value must be what BACnet serves.
+//!
+//! ```text
+//! our clients ──RP / RPM / WP / SubscribeCOV / Who-Is (paced)──▶ Trellis ──COV──▶ spool ──▶ mosquitto ──▶ subscriber (soak/#)
+//!                                                                   └──▶ OPC UA server ──DataChange──▶ async-opcua client (64 items)
+//! ```
+//!
+//! The requests are `mixed`'s draw ([`super::mixed::choose`]), paced to
+//! `rate` per second over `clients × 2` lanes, so the latency measured is
+//! the gateway's, not a queue's (a saturating load would make p99 a measure
+//! of the queue). Every `sample` the scenario prints one JSON line for the
+//! window: outcomes, latency percentiles (all kinds and per kind), the
+//! gateway's RSS and CPU, MQTT messages and OPC UA data changes heard. At
+//! the end: a summary line, a table on stderr and, with `plot_dir`, the RSS
+//! and p99 over time as SVG charts.
+//!
+//! The scenario fails (exit 1) if a request failed, if RSS grew by more
+//! than [`RSS_GROWTH_LIMIT_KIB`] from the end of the warm-up to the end, or
+//! if a northbound side disagrees with BACnet about a value. It never
+//! asserts on speed: p99 is reported, with its drift (the median of the
+//! last quarter's windows over the first quarter's).
+//!
+//! A benchmark, not a test. Trellis only; needs mosquitto (the README's
+//! test command installs it).
+
+use super::mixed::{self, Weights};
+use super::{Env, outcome_fields, round_to};
+use crate::json_line::JsonLine;
+use crate::procfs;
+use crate::report::svg::{Chart, Reference, Series, render};
+use crate::target::{Spawned, TargetKind, free_port};
+use crate::workload::{KindResult, Op, classify, client_config, execute};
+use anyhow::{Context, bail};
+use bacnet::enums::PropertyIdentifier as P;
+use bacnet::{ObjectIdentifier, ObjectType, Value};
+use opcua::client::DataChangeCallback;
+use opcua::types::{NodeId, TimestampsToReturn, Variant};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use trellis::client::{Client, DeviceAddress};
+use trellis_opcua::opcua;
+
+/// The gateway's device instance (the MQTT topics and OPC UA names carry it).
+const DEVICE: u32 = 389_041;
+/// The most the gateway's RSS may grow from the end of the warm-up to the end.
+pub const RSS_GROWTH_LIMIT_KIB: u64 = 1024;
+/// How long MQTT and OPC UA may take to agree with BACnet once the writes stop.
+const SETTLE_WITHIN: Duration = Duration::from_secs(30);
+/// Request lanes per client (each keeps one request in flight, paced).
+const LANES_PER_CLIENT: usize = 2;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SoakOptions {
+    /// How long the load runs.
+    pub duration: Duration,
+    /// One window (JSON line, chart point) per this.
+    pub sample: Duration,
+    /// Windows ending within this are the warm-up: reported, not judged.
+    pub warmup: Duration,
+    /// Requests per second, all clients together.
+    pub rate: u32,
+    /// Simulated BACnet clients (a UDP port each).
+    pub clients: usize,
+    /// A request unanswered this long is a timeout.
+    pub timeout: Duration,
+    /// Write `soak-rss.svg` and `soak-p99.svg` here.
+    pub plot_dir: Option<PathBuf>,
+}
+
+/// One window's requests, per kind.
+type Window = BTreeMap<&'static str, KindResult>;
+
+/// What the northbound listeners heard: the last value per point, and how many.
+#[derive(Debug, Default)]
+struct Heard {
+    last: Mutex<HashMap<u32, f64>>,
+    count: AtomicU64,
+}
+
+impl Heard {
+    fn record(&self, instance: u32, value: f64) {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner).insert(instance, value);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn last(&self, instance: u32) -> Option<f64> {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner).get(&instance).copied()
+    }
+}
+
+/// Run the scenario.
+pub fn run(env: &Env, o: &SoakOptions) -> anyhow::Result<()> {
+    anyhow::ensure!(o.rate >= 1, "--rate: at least 1 request per second");
+    anyhow::ensure!(o.clients >= 1, "--clients: at least 1");
+    anyhow::ensure!(o.sample >= Duration::from_secs(1), "--sample-secs: at least 1");
+    anyhow::ensure!(o.duration >= o.sample, "--secs: at least one window (--sample-secs)");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(soak(env, o))
+}
+
+fn gateway_config(dir: &Path, bip: u16, mqtt: u16, opc: u16, http: u16) -> String {
+    format!(
+        r#"# Generated by stress-test soak.
+[[device]]
+port = {bip}
+instance = {DEVICE}
+plugin = "builtin:bulk-objects"
+data_dir = "{bulk}"
+
+[device.limits]
+# Every simulated client shares 127.0.0.1.
+answer_octets_per_second = 0
+
+[mqtt]
+broker = "127.0.0.1:{mqtt}"
+client_id = "trellis-soak"
+topic_prefix = "soak"
+qos = 1
+spool_dir = "{spool}"
+
+[opcua]
+bind = "127.0.0.1:{opc}"
+host_name = "127.0.0.1"
+security = ["none"]
+pki_dir = "{pki}"
+node_ids = "{node_ids}"
+
+[http]
+bind = "127.0.0.1:{http}"
+"#,
+        bulk = dir.join("bulk").display(),
+        spool = dir.join("spool").display(),
+        pki = dir.join("pki").display(),
+        node_ids = dir.join("node-ids").display(),
+    )
+}
+
+/// `soak/DEVICE/analog-value,N` → N.
+fn topic_instance(topic: &str) -> Option<u32> {
+    let rest = topic.strip_prefix("soak/")?;
+    let (device, object) = rest.split_once('/')?;
+    (device.parse::<u32>().ok()? == DEVICE).then_some(())?;
+    object.strip_prefix("analog-value,")?.parse().ok()
+}
+
+/// A subscriber to every topic of the gateway (QoS 1): the last
+/// Present_Value heard per Analog Value.
+fn mqtt_listener(port: u16, heard: Arc<Heard>, stop: Arc<AtomicBool>) {
+    let mut o = rumqttc::MqttOptions::new("soak-subscriber", "127.0.0.1", port);
+    o.set_keep_alive(Duration::from_secs(5));
+    let (client, mut events) = rumqttc::AsyncClient::new(o, 1024);
+    tokio::spawn(async move {
+        while !stop.load(Ordering::Relaxed) {
+            match events.poll().await {
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::ConnAck(_))) => {
+                    let _ = client.try_subscribe("soak/#", rumqttc::QoS::AtLeastOnce);
+                }
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                    let value = serde_json::from_slice::<serde_json::Value>(&p.payload)
+                        .ok()
+                        .and_then(|v| v["present-value"].as_f64());
+                    if let (Some(i), Some(v)) = (topic_instance(&p.topic), value) {
+                        heard.record(i, v);
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    });
+}
+
+/// The NodeIds of analog-value,1..=`values`'s Present_Value, from the
+/// gateway's NodeId table (written at its start).
+async fn present_value_nodes(table: &Path, values: u32) -> anyhow::Result<Vec<NodeId>> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        let ids: Option<Vec<NodeId>> = (1..=values)
+            .map(|i| {
+                let key = format!("{DEVICE}/analog-value,{i}/Present_Value");
+                let id = text.lines().find_map(|l| l.split_once(' ').filter(|(_, k)| *k == key).map(|(n, _)| n))?;
+                NodeId::from_str(&format!("ns=2;i={id}")).ok()
+            })
+            .collect();
+        match ids {
+            Some(ids) => return Ok(ids),
+            None if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
+            None => bail!("{}: no NodeId for every analog value's Present_Value", table.display()),
+        }
+    }
+}
+
+async fn soak(env: &Env, o: &SoakOptions) -> anyhow::Result<()> {
+    let dir = env.programs.work_dir.join("soak");
+    let _ = std::fs::remove_dir_all(&dir);
+    let broker_dir = dir.join("broker");
+    std::fs::create_dir_all(&broker_dir)?;
+    std::fs::create_dir_all(dir.join("bulk"))?;
+    let (bip, mqtt) = (free_port()?, free_port()?);
+    let (opc, http) = (super::opcua::free_tcp_port()?, super::opcua::free_tcp_port()?);
+    let broker = super::flaps::broker(env, &broker_dir, mqtt, 0)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mqtt_heard = Arc::new(Heard::default());
+    // The listener hears on after the load stops, until the truth is in.
+    let stop_listening = Arc::new(AtomicBool::new(false));
+    mqtt_listener(mqtt, mqtt_heard.clone(), stop_listening.clone());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    std::fs::write(
+        dir.join("bulk/bulk.toml"),
+        format!(
+            "count = {}\nvalues = {}\nchanges_per_tick = 0\ndevice_instance = {DEVICE}\n",
+            mixed::OBJECTS,
+            mixed::VALUES
+        ),
+    )?;
+    let config = dir.join("trellis.toml");
+    std::fs::write(&config, gateway_config(&dir, bip, mqtt, opc, http))?;
+    let admin = dir.join("admin").join("admin.sock");
+    let args = ["run", "--config", &config.display().to_string(), "--admin-socket", &admin.display().to_string()]
+        .map(String::from);
+    let gateway =
+        Spawned::start("trellis-soak", &env.programs.trellis, &args, &env.programs, env.server_cpu.as_deref())?;
+    let device = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, bip));
+    let probe = Client::bind(client_config(Duration::from_millis(500), 1)).await?;
+    let started = Instant::now();
+    let any_device = ObjectIdentifier { object_type: ObjectType::DEVICE, instance: 4_194_303 };
+    while probe.read_property(&device, any_device, P::OBJECT_NAME, None).await.is_err() {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "the gateway did not answer: {}",
+            gateway.log_tail()
+        );
+    }
+
+    // The OPC UA side: one session, one subscription, every value's Present_Value.
+    let nodes = present_value_nodes(&dir.join("node-ids"), mixed::VALUES).await?;
+    let instance_of: HashMap<NodeId, u32> = nodes.iter().cloned().zip(1..).collect();
+    let opc_heard = Arc::new(Heard::default());
+    let url = format!("opc.tcp://127.0.0.1:{opc}/");
+    let session = super::opcua::latency::session(&url, &dir).await.context("an OPC UA session")?;
+    let sink = opc_heard.clone();
+    let callback = DataChangeCallback::new(move |dv, item| {
+        let value = match dv.value {
+            Some(Variant::Float(x)) => f64::from(x),
+            Some(Variant::Double(x)) => x,
+            _ => return,
+        };
+        if let Some(&i) = instance_of.get(&item.item_to_monitor().node_id) {
+            sink.record(i, value);
+        }
+    });
+    let sub = session.create_subscription(Duration::from_millis(100), 600, 20, 0, 0, true, callback).await?;
+    let items = nodes.iter().map(super::opcua::latency::item).collect();
+    session.create_monitored_items(sub, TimestampsToReturn::Both, items).await?;
+
+    // The load: `clients × LANES_PER_CLIENT` lanes, each paced.
+    let weights = Weights::default();
+    let window: Arc<Mutex<Window>> = Arc::default();
+    let lanes = o.clients * LANES_PER_CLIENT;
+    let interval = Duration::from_secs_f64(lanes as f64 / f64::from(o.rate));
+    let t0 = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..o.clients {
+        let client = Client::bind(client_config(o.timeout, LANES_PER_CLIENT)).await?;
+        for lane in 0..LANES_PER_CLIENT {
+            let (client, device, window, stop) = (client.clone(), device.clone(), window.clone(), stop.clone());
+            // Lanes start spread over one interval.
+            let offset = interval.mul_f64((c * LANES_PER_CLIENT + lane) as f64 / lanes as f64);
+            tasks.push(tokio::spawn(async move {
+                let mut seq = lane as u64;
+                let mut next = t0 + offset;
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep_until(next.into()).await;
+                    // A late lane does not burst to catch up.
+                    next = (next + interval).max(Instant::now());
+                    let op = mixed::choose(TargetKind::Trellis, &weights, c, seq);
+                    seq += LANES_PER_CLIENT as u64;
+                    let sent = Instant::now();
+                    let outcome = execute(&client, &device, &op).await;
+                    let took = sent.elapsed();
+                    let mut w = window.lock().unwrap_or_else(PoisonError::into_inner);
+                    let k = w.entry(op.kind()).or_default();
+                    match outcome {
+                        Ok(()) => {
+                            k.outcomes.ok += 1;
+                            if op != Op::WhoIs {
+                                k.latencies.record(took);
+                            }
+                        }
+                        Err(e) => classify(&e, &mut k.outcomes),
+                    }
+                }
+            }));
+        }
+    }
+
+    // The windows.
+    let windows = (o.duration.as_secs_f64() / o.sample.as_secs_f64()).floor() as u32;
+    let secs = o.sample.as_secs_f64();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut cpu_before = procfs::cpu_time(gateway.pid, env.ticks);
+    let (mut mqtt_before, mut opc_before) = (0, 0);
+    for n in 1..=windows {
+        tokio::time::sleep_until((t0 + o.sample * n).into()).await;
+        let mut w = std::mem::take(&mut *window.lock().unwrap_or_else(PoisonError::into_inner));
+        if let Some(status) = gateway.exited() {
+            bail!("the gateway exited during window {n}: {status}; {}", gateway.log_tail());
+        }
+        let rss_kib = procfs::status_kib(gateway.pid, "VmRSS");
+        let cpu = procfs::cpu_time(gateway.pid, env.ticks);
+        let server_cpu = cpu.zip(cpu_before).map(|(b, a)| round_to(b.saturating_sub(a).as_secs_f64() / secs, 100.0));
+        cpu_before = cpu;
+        let (mqtt_now, opc_now) = (mqtt_heard.count.load(Ordering::Relaxed), opc_heard.count.load(Ordering::Relaxed));
+        let mut total = KindResult::default();
+        let mut kinds = JsonLine::new();
+        let mut p99_ms = BTreeMap::new();
+        for (name, k) in w.iter_mut() {
+            total.outcomes.merge(&k.outcomes);
+            total.latencies.merge(k.latencies.clone());
+            if let Some(s) = k.latencies.summary() {
+                p99_ms.insert(*name, s.p99.as_secs_f64() * 1e3);
+            }
+            kinds = kinds.raw(name, &outcome_fields(JsonLine::new(), &k.outcomes, &mut k.latencies, secs).finish());
+        }
+        let summary = total.latencies.summary();
+        let at = (o.sample * n).as_secs_f64();
+        let row = Row {
+            at_s: at,
+            warmup: o.sample * n <= o.warmup,
+            requests: total.outcomes.requests(),
+            failures: total.outcomes.requests() - total.outcomes.ok,
+            p99_ms: summary.map(|s| s.p99.as_secs_f64() * 1e3),
+            kind_p99_ms: p99_ms,
+            rss_kib,
+        };
+        let line = JsonLine::new()
+            .put("scenario", json!("soak"))
+            .put("window", json!(n))
+            .put("at_s", json!(at))
+            .put("warmup", json!(row.warmup))
+            .put("rate", json!(o.rate));
+        let line = outcome_fields(line, &total.outcomes, &mut total.latencies, secs)
+            .raw("kinds", &kinds.finish())
+            .put("rss_kib", json!(rss_kib))
+            .put("server_cpu", json!(server_cpu))
+            .put("mqtt_messages", json!(mqtt_now - mqtt_before))
+            .put("opcua_changes", json!(opc_now - opc_before))
+            .finish();
+        println!("{line}");
+        eprintln!(
+            "stress-test: soak {:>6.0} s: {:>7} requests, {} failed, p99 {} ms, RSS {} KiB, MQTT {}, OPC UA {}",
+            at,
+            row.requests,
+            row.failures,
+            row.p99_ms.map(|p| format!("{p:.2}")).unwrap_or_else(|| "-".into()),
+            rss_kib.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+            mqtt_now - mqtt_before,
+            opc_now - opc_before
+        );
+        (mqtt_before, opc_before) = (mqtt_now, opc_now);
+        rows.push(row);
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await?;
+    }
+    // Requests still in flight at the last window's end.
+    let tail = std::mem::take(&mut *window.lock().unwrap_or_else(PoisonError::into_inner));
+    let tail_failures: u64 = tail.values().map(|k| k.outcomes.requests() - k.outcomes.ok).sum();
+
+    // The northbound truth: what BACnet serves now that the writes stopped,
+    // and how long MQTT and OPC UA take to agree (at most SETTLE_WITHIN).
+    let stopped = Instant::now();
+    let mut served = Vec::new();
+    for i in 1..=mixed::VALUES {
+        let object = ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance: i };
+        match probe.read_property(&device, object, P::PRESENT_VALUE, None).await?.as_primitive() {
+            Some(Value::Real(x)) => served.push((i, f64::from(*x))),
+            other => bail!("analog-value,{i} Present_Value: {other:?}, not a REAL"),
+        }
+    }
+    let disagreeing = || -> Vec<serde_json::Value> {
+        served
+            .iter()
+            .filter_map(|&(i, bacnet)| {
+                let (by_mqtt, by_opcua) = (mqtt_heard.last(i), opc_heard.last(i));
+                (by_mqtt != Some(bacnet) || by_opcua != Some(bacnet)).then(|| {
+                    json!({"object": format!("analog-value,{i}"), "bacnet": bacnet, "mqtt": by_mqtt, "opcua": by_opcua})
+                })
+            })
+            .collect()
+    };
+    let mut stale = disagreeing();
+    while !stale.is_empty() && stopped.elapsed() < SETTLE_WITHIN {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stale = disagreeing();
+    }
+    let settled_after = stale.is_empty().then(|| round_to(stopped.elapsed().as_secs_f64(), 100.0));
+    stop_listening.store(true, Ordering::Relaxed);
+    let _ = session.disconnect().await;
+    let log = gateway.log_tail();
+    drop(gateway);
+    super::flaps::stop_broker(broker);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let verdict = Verdict::of(&rows, tail_failures, stale.len());
+    println!(
+        "{}",
+        verdict
+            .line(o)
+            .put("mqtt_messages", json!(mqtt_heard.count.load(Ordering::Relaxed)))
+            .put("opcua_changes", json!(opc_heard.count.load(Ordering::Relaxed)))
+            .put("northbound_settled_after_s", json!(settled_after))
+            .put("stale", json!(stale))
+            .finish()
+    );
+    eprintln!("{}", verdict.table(o, &mqtt_heard, &opc_heard));
+    if let Some(dir) = &o.plot_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("--plot-dir {}", dir.display()))?;
+        for (name, chart) in charts(&rows, &verdict) {
+            std::fs::write(dir.join(name), render(&chart))?;
+        }
+        eprintln!("stress-test: soak: charts in {}", dir.display());
+    }
+    verdict.judge().with_context(|| format!("the gateway's log ends: {log}"))
+}
+
+/// One window, for the summary and the charts.
+#[derive(Debug, Clone)]
+struct Row {
+    at_s: f64,
+    warmup: bool,
+    requests: u64,
+    failures: u64,
+    p99_ms: Option<f64>,
+    kind_p99_ms: BTreeMap<&'static str, f64>,
+    rss_kib: Option<u64>,
+}
+
+/// The run judged: what the summary line, the table and the exit status say.
+#[derive(Debug, Clone, PartialEq)]
+struct Verdict {
+    requests: u64,
+    failures: u64,
+    /// RSS at the end of the warm-up (the first window's end without one).
+    rss_after_warmup_kib: Option<u64>,
+    rss_end_kib: Option<u64>,
+    rss_max_kib: Option<u64>,
+    /// p99 of the judged windows: min, median, max (ms).
+    p99_ms: Option<[f64; 3]>,
+    /// The median p99 of the last quarter of the judged windows over the first quarter's.
+    p99_drift: Option<f64>,
+    stale: usize,
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+impl Verdict {
+    fn of(rows: &[Row], tail_failures: u64, stale: usize) -> Verdict {
+        let judged: Vec<&Row> = {
+            let after: Vec<&Row> = rows.iter().filter(|r| !r.warmup).collect();
+            if after.is_empty() { rows.iter().collect() } else { after }
+        };
+        let reference = rows.iter().rev().find(|r| r.warmup).or(rows.first());
+        let p99: Vec<f64> = judged.iter().filter_map(|r| r.p99_ms).collect();
+        let quarter = (p99.len() / 4).max(1);
+        let p99_drift = (p99.len() >= 4)
+            .then(|| {
+                let first = median(&mut p99[..quarter].to_vec())?;
+                let last = median(&mut p99[p99.len() - quarter..].to_vec())?;
+                (first > 0.0).then(|| round_to(last / first, 100.0))
+            })
+            .flatten();
+        let p99_ms = median(&mut p99.clone()).map(|m| {
+            let min = p99.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = p99.iter().copied().fold(0.0, f64::max);
+            [min, m, max].map(|x| round_to(x, 1000.0))
+        });
+        Verdict {
+            requests: rows.iter().map(|r| r.requests).sum(),
+            failures: rows.iter().map(|r| r.failures).sum::<u64>() + tail_failures,
+            rss_after_warmup_kib: reference.and_then(|r| r.rss_kib),
+            rss_end_kib: rows.last().and_then(|r| r.rss_kib),
+            rss_max_kib: judged.iter().filter_map(|r| r.rss_kib).max(),
+            p99_ms,
+            p99_drift,
+            stale,
+        }
+    }
+
+    /// RSS growth from the end of the warm-up to the largest RSS after it.
+    fn rss_growth_kib(&self) -> Option<i64> {
+        self.rss_after_warmup_kib.zip(self.rss_max_kib).map(|(a, m)| m as i64 - a as i64)
+    }
+
+    fn line(&self, o: &SoakOptions) -> JsonLine {
+        JsonLine::new()
+            .put("scenario", json!("soak"))
+            .put("summary", json!(true))
+            .put("secs", json!(o.duration.as_secs_f64()))
+            .put("warmup_secs", json!(o.warmup.as_secs_f64()))
+            .put("rate", json!(o.rate))
+            .put("clients", json!(o.clients))
+            .put("requests", json!(self.requests))
+            .put("failures", json!(self.failures))
+            .put("rss_after_warmup_kib", json!(self.rss_after_warmup_kib))
+            .put("rss_max_kib", json!(self.rss_max_kib))
+            .put("rss_end_kib", json!(self.rss_end_kib))
+            .put("rss_growth_kib", json!(self.rss_growth_kib()))
+            .put("p99_ms_min_median_max", json!(self.p99_ms))
+            .put("p99_drift", json!(self.p99_drift))
+    }
+
+    fn table(&self, o: &SoakOptions, mqtt: &Heard, opc: &Heard) -> String {
+        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        let p99 = self.p99_ms.map(|[a, m, b]| format!("{m} ({a}–{b})")).unwrap_or_else(|| "-".into());
+        format!(
+            "| duration | load | requests | failed | RSS after warm-up → max → end (KiB) | growth (KiB) | p99 median (min–max) ms | p99 drift | MQTT messages | OPC UA changes | northbound values stale |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|\n\
+             | {:.0} min | {}/s mixed, {} clients | {} | {} | {} → {} → {} | {} | {} | {} | {} | {} | {} of {} |",
+            o.duration.as_secs_f64() / 60.0,
+            o.rate,
+            o.clients,
+            self.requests,
+            self.failures,
+            opt(self.rss_after_warmup_kib),
+            opt(self.rss_max_kib),
+            opt(self.rss_end_kib),
+            self.rss_growth_kib().map(|g| g.to_string()).unwrap_or_else(|| "-".into()),
+            p99,
+            self.p99_drift.map(|d| format!("{d}×")).unwrap_or_else(|| "-".into()),
+            mqtt.count.load(Ordering::Relaxed),
+            opc.count.load(Ordering::Relaxed),
+            self.stale,
+            mixed::VALUES
+        )
+    }
+
+    fn judge(&self) -> anyhow::Result<()> {
+        let mut wrong = Vec::new();
+        if self.failures > 0 {
+            wrong.push(format!("{} requests failed", self.failures));
+        }
+        match self.rss_growth_kib() {
+            Some(g) if g > RSS_GROWTH_LIMIT_KIB as i64 => {
+                wrong.push(format!("RSS grew {g} KiB after the warm-up (at most {RSS_GROWTH_LIMIT_KIB})"))
+            }
+            Some(_) => {}
+            None => wrong.push("the gateway's RSS could not be read".into()),
+        }
+        if self.stale > 0 {
+            wrong.push(format!("{} values disagree between BACnet and MQTT or OPC UA", self.stale));
+        }
+        if wrong.is_empty() { Ok(()) } else { bail!("soak: {}", wrong.join("; ")) }
+    }
+}
+
+/// The RSS and p99 charts over time.
+fn charts(rows: &[Row], v: &Verdict) -> Vec<(&'static str, Chart)> {
+    let minutes = |r: &Row| r.at_s / 60.0;
+    let rss = Series {
+        name: "gateway RSS".into(),
+        points: rows.iter().filter_map(|r| Some((minutes(r), r.rss_kib? as f64 / 1024.0))).collect(),
+    };
+    let references = v
+        .rss_after_warmup_kib
+        .map(|a| Reference { label: "warm-up + 1 MiB".into(), y: (a + RSS_GROWTH_LIMIT_KIB) as f64 / 1024.0 })
+        .into_iter()
+        .collect();
+    let rss_chart = Chart {
+        title: "Resident memory under the soak".into(),
+        x_label: "minutes".into(),
+        y_label: "MiB".into(),
+        x_log: false,
+        y_log: false,
+        y_from_zero: false,
+        series: vec![rss],
+        references,
+    };
+    let mut series = vec![Series {
+        name: "all".into(),
+        points: rows.iter().filter_map(|r| Some((minutes(r), r.p99_ms?))).collect(),
+    }];
+    for kind in ["read", "rpm", "write", "subscribe"] {
+        series.push(Series {
+            name: kind.into(),
+            points: rows.iter().filter_map(|r| Some((minutes(r), *r.kind_p99_ms.get(kind)?))).collect(),
+        });
+    }
+    let p99_chart = Chart {
+        title: "p99 latency per window".into(),
+        x_label: "minutes".into(),
+        y_label: "ms".into(),
+        x_log: false,
+        y_log: false,
+        y_from_zero: true,
+        series,
+        references: Vec::new(),
+    };
+    vec![("soak-rss.svg", rss_chart), ("soak-p99.svg", p99_chart)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(at_s: f64, warmup: bool, rss: u64, p99: f64, failures: u64) -> Row {
+        Row {
+            at_s,
+            warmup,
+            requests: 100,
+            failures,
+            p99_ms: Some(p99),
+            kind_p99_ms: BTreeMap::new(),
+            rss_kib: Some(rss),
+        }
+    }
+
+    #[test]
+    fn growth_is_measured_from_the_end_of_the_warm_up_to_the_largest_rss_after_it() {
+        let rows = [
+            row(60.0, true, 20_000, 1.0, 0),
+            row(120.0, true, 30_000, 1.0, 0),
+            row(180.0, false, 30_500, 1.0, 0),
+            row(240.0, false, 30_200, 1.0, 0),
+        ];
+        let v = Verdict::of(&rows, 0, 0);
+        assert_eq!(v.rss_after_warmup_kib, Some(30_000));
+        assert_eq!(v.rss_growth_kib(), Some(500));
+        v.judge().unwrap();
+    }
+
+    #[test]
+    fn growth_past_the_limit_a_failure_or_a_stale_value_fails_the_run() {
+        let grew = [row(60.0, true, 30_000, 1.0, 0), row(120.0, false, 31_100, 1.0, 0)];
+        assert!(Verdict::of(&grew, 0, 0).judge().is_err());
+        let failed = [row(60.0, true, 30_000, 1.0, 0), row(120.0, false, 30_000, 1.0, 1)];
+        assert!(Verdict::of(&failed, 0, 0).judge().is_err());
+        let flat = [row(60.0, true, 30_000, 1.0, 0), row(120.0, false, 30_000, 1.0, 0)];
+        assert!(Verdict::of(&flat, 1, 0).judge().is_err(), "a request failed after the last window");
+        assert!(Verdict::of(&flat, 0, 1).judge().is_err(), "a stale northbound value");
+        Verdict::of(&flat, 0, 0).judge().unwrap();
+    }
+
+    #[test]
+    fn drift_compares_the_last_quarter_with_the_first() {
+        let mut rows = vec![row(0.0, true, 1, 9.0, 0)];
+        for (i, p99) in [1.0, 1.0, 1.1, 1.2, 1.5, 2.0, 2.0, 2.0].into_iter().enumerate() {
+            rows.push(row(60.0 * (i + 1) as f64, false, 1, p99, 0));
+        }
+        let v = Verdict::of(&rows, 0, 0);
+        assert_eq!(v.p99_drift, Some(2.0));
+        assert_eq!(v.p99_ms, Some([1.0, 1.5, 2.0]), "the warm-up's 9 ms is not judged");
+    }
+
+    #[test]
+    fn topics_name_the_devices_analog_values() {
+        assert_eq!(topic_instance(&format!("soak/{DEVICE}/analog-value,17")), Some(17));
+        assert_eq!(topic_instance(&format!("soak/{DEVICE}/analog-input,17")), None);
+        assert_eq!(topic_instance("soak/1/analog-value,17"), None);
+        assert_eq!(topic_instance("other/389041/analog-value,1"), None);
+    }
+}
