@@ -1,7 +1,9 @@
 //! The served devices' points as the northbound bridges (MQTT, OPC UA) see
 //! them, always through the server itself as a requester inside the gateway
-//! (nothing goes on the network, and the server's bounds and checks apply
-//! as to any client):
+//! (nothing goes on the network, and the server's checks apply as to any
+//! client; of its bounds, the COV table's per-subscriber, per-origin and
+//! total limits do not: a bridge follows every object of the device, and
+//! takes no place from the network's subscribers):
 //! - [`follow`]: changes — SubscribeCOV (unconfirmed) on every object that
 //!   takes it, renewed at three quarters of the lifetime, the notifications
 //!   handed to a channel;
