@@ -342,6 +342,10 @@ pub struct Notification<A> {
     /// The subscriber asked for the time of each change (COV-multiple's
     /// `timestamped`); the driver, which owns the clock, fills it in.
     pub timestamped: bool,
+    /// The subscription's initial notification (a new or renewed
+    /// subscription): a driver may hold it until the subscriber has had
+    /// its answer, and then must hold the subscription's later ones behind it.
+    pub initial: bool,
 }
 
 impl<A> Notification<A> {

@@ -117,7 +117,7 @@ impl<A: Ord + Clone> CovTable<A> {
                 });
             }
             sub.notified = Snapshot { value: Some(value.clone()), status_flags: flags.cloned() };
-            sub.initial_due = false;
+            let initial = core::mem::replace(&mut sub.initial_due, false);
             notifications.push_back(Notification {
                 subscriber: key.subscriber.clone(),
                 subscriber_process_identifier: key.process_identifier,
@@ -127,6 +127,7 @@ impl<A: Ord + Clone> CovTable<A> {
                 values: reported,
                 multiple: key.multiple,
                 timestamped: sub.timestamped,
+                initial,
             });
             bump(&mut counters.notifications);
             queued += 1;

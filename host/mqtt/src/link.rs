@@ -14,7 +14,7 @@
 //!
 //! Each connection is a fresh rumqttc event loop (so the spool is the one
 //! record of what is unacknowledged): after a loss the link waits its
-//! back-off (doubling to a maximum), connects again and replays the spool
+//! back-off (doubling to a maximum, each wait drawn from its upper half), connects again and replays the spool
 //! from its oldest unacknowledged message. At most `max_in_flight` messages
 //! are unacknowledged at once. A last will marks the availability topic
 //! `offline` (retained) when the link dies; `online` is published at each
@@ -283,6 +283,12 @@ impl Link {
     pub fn pending(&self) -> usize {
         lock(&self.spool).len()
     }
+
+    /// How the spool's disk is doing, and what the spool counted.
+    pub fn spool_state(&self) -> (crate::spool::SpoolHealth, crate::spool::SpoolCounters) {
+        let spool = lock(&self.spool);
+        (spool.health(), spool.counters())
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -388,7 +394,12 @@ async fn run(
             };
             // The events rumqttc has ready are taken here, without going
             // back through the select and its other branches each time.
-            for _ in 0..DRAIN_AT_MOST {
+            // The last event taken is always handled: a poll is made only
+            // when another pass is left (an event polled and then dropped
+            // would lose a PUBACK, or the error that ends the connection).
+            let mut drained = 0;
+            loop {
+                drained += 1;
                 match event {
                     Ok(Event::Incoming(Packet::ConnAck(_))) => {
                         connected = true;
@@ -431,6 +442,9 @@ async fn run(
                     Ok(_) => {}
                     Err(e) => break 'connection e.to_string(),
                 }
+                if drained == DRAIN_AT_MOST {
+                    break;
+                }
                 match poll_now(next.as_mut()) {
                     Some((events, e)) => {
                         next.set(next_event(events));
@@ -440,10 +454,11 @@ async fn run(
                 }
             }
         };
+        let wait = jittered(backoff);
         {
             let mut s = lock(&status);
             if s.connected || s.last_error.as_deref() != Some(error.as_str()) {
-                tracing::warn!(broker = %format!("{}:{}", config.host, config.port), "MQTT: {error}; again in {backoff:?}");
+                tracing::warn!(broker = %format!("{}:{}", config.host, config.port), "MQTT: {error}; again in {wait:.1?}");
             }
             s.connected = false;
             s.losses += 1;
@@ -451,11 +466,24 @@ async fn run(
         }
         session.send_replace(Session { epoch, connected: false });
         tokio::select! {
-            _ = tokio::time::sleep(backoff) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = stopped.changed() => return,
         }
         backoff = (backoff * 2).min(config.max_reconnect);
     }
+}
+
+/// A back-off wait drawn from its upper half (`[wait/2, wait)`): gateways
+/// that lost one broker at the same moment do not all come back at the same
+/// moment, and a broker that restarts on a period does not meet the same
+/// point of our doubling each time.
+fn jittered(wait: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    // std's hasher keys are random per process and differ per call: enough
+    // for spreading reconnections, and no dependency for it.
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let half = wait / 2;
+    half + half.mul_f64((random >> 11) as f64 / (1u64 << 53) as f64)
 }
 
 /// What a PUBLISH from the broker hands on: its payload, or (over `max`)
@@ -611,4 +639,21 @@ fn delivered(spool: &Mutex<Spool>, status: &Mutex<LinkStatus>, seq: u64) {
         tracing::error!("MQTT spool: an acknowledgement could not be recorded: {e}");
     }
     lock(status).delivered += 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_back_off_wait_is_drawn_from_its_upper_half_and_varies() {
+        let wait = Duration::from_secs(4);
+        let draws: Vec<Duration> = (0..200).map(|_| jittered(wait)).collect();
+        assert!(draws.iter().all(|d| *d >= wait / 2 && *d < wait), "{draws:?}");
+        let first = draws[0];
+        assert!(
+            draws.iter().any(|d| d.abs_diff(first) > Duration::from_millis(100)),
+            "the waits did not vary: {first:?}"
+        );
+    }
 }

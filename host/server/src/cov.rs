@@ -413,6 +413,7 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
     let schedules = &server.host().schedules;
     let mut first = FirstNotifier { taken: &server.host().first_notifier, ours: false };
     let mut next_evaluation = None;
+    let mut hold = super::cov_hold::InitialHold::new(INITIAL_NOTIFICATION_DELAY);
     loop {
         // The first notifier to get here evaluates the schedules and sends
         // the restart notification; another takes over if its task ends.
@@ -439,10 +440,11 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
                     server.observe_objects(&monitored).await;
                 }
             }
-            // Let the SimpleACK reach the subscriber first: some (bacpypes3)
-            // only know the subscription once they have processed it, and
-            // refuse a notification that overtakes it (unknown-subscription).
-            _ = cov.initial.notified() => tokio::time::sleep(INITIAL_NOTIFICATION_DELAY).await,
+            // A subscription queued its initial notification: `hold` keeps
+            // it (and its subscription's later ones) until its SimpleACK has
+            // reached the subscriber (see `cov_hold`); the rest goes on.
+            _ = cov.initial.notified() => {}
+            _ = sleep_until(hold.next_release()) => {}
             _ = sleep_until(deadline) => cov.with_table(|t, now| t.handle_timeout(now)),
             _ = server.alarms().wake.notified() => {}
             _ = sleep_until(server.alarms().next_deadline()) => {}
@@ -466,7 +468,8 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
         super::alarms::send_awaiting(&server, &sink).await;
         let initiating = server.device_id();
         let mut multiple = Vec::new();
-        while let Some(n) = cov.with_table(|t, _| t.poll_notification()) {
+        let fresh = std::iter::from_fn(|| cov.with_table(|t, _| t.poll_notification()));
+        for n in hold.sort(Instant::now(), fresh) {
             if !server.communication().initiates() {
                 cov.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -695,6 +698,7 @@ mod tests {
             }],
             multiple: true,
             timestamped: false,
+            initial: false,
         }
     }
 

@@ -21,6 +21,7 @@
 pub mod alarms;
 mod bip6;
 pub mod cov;
+mod cov_hold;
 pub mod device;
 pub mod dispatch;
 mod endpoint;

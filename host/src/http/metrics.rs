@@ -30,6 +30,7 @@
 //! | `trellis_mqtt_connections_total`, `trellis_mqtt_connection_losses_total`, `trellis_mqtt_delivered_total` | |
 //! | `trellis_mqtt_incoming_discarded_total` | reason (oversized, queue_full) |
 //! | `trellis_mqtt_live_dropped_total` | |
+//! | `trellis_mqtt_spool_memory_only` (gauge), `trellis_mqtt_spool_disk_errors_total`, `trellis_mqtt_spool_dropped_total` | |
 //! | `trellis_mqtt_commands_total` | result (written, refused) |
 //! | `trellis_build_info` (gauge, 1) | version |
 
@@ -279,11 +280,29 @@ impl Scrape {
             MetricType::Gauge,
         )?;
         e.encode_gauge(&(link.pending() as f64))?;
+        let (health, spooled) = link.spool_state();
+        let mut e = d.encode_descriptor(
+            "mqtt_spool_memory_only",
+            "Messages in the MQTT spool the disk refused: they wait in memory only, and a crash now loses them",
+            None,
+            MetricType::Gauge,
+        )?;
+        e.encode_gauge(&(health.memory_only as f64))?;
         for (name, help, v) in [
             ("mqtt_connections", "Connections made to the MQTT broker", s.connects),
             ("mqtt_connection_losses", "Connections to the MQTT broker lost or refused", s.losses),
             ("mqtt_delivered", "Messages the MQTT broker acknowledged (or took at QoS 0)", s.delivered),
             ("mqtt_live_dropped", "Sparkplug messages dropped because their connection was gone", s.live_dropped),
+            (
+                "mqtt_spool_disk_errors",
+                "Writes to the MQTT spool's directory that failed (records, the watermark, deleting segments)",
+                health.disk_errors,
+            ),
+            (
+                "mqtt_spool_dropped",
+                "Messages the MQTT spool dropped, oldest first, because it held mqtt.spool_mb",
+                spooled.dropped_full,
+            ),
         ] {
             let mut e = d.encode_descriptor(name, help, None, MetricType::Counter)?;
             e.encode_counter::<NoLabelSet, _, f64>(&v, None)?;

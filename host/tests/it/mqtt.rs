@@ -144,6 +144,46 @@ fn the_mqtt_example_publishes_changes_and_takes_writes() {
     drop(gateway);
 }
 
+/// More objects than one network subscriber may follow (164 > 64): the
+/// bridge, a subscriber inside the gateway, follows every one of them.
+#[test]
+fn every_object_of_a_large_device_is_published_not_only_the_first_64() {
+    let scratch = Scratch::new("mqtt", "large-device");
+    let (mqtt, bip) = (crate::peers::free_port(), crate::peers::free_port());
+    let _broker = broker(mqtt, &scratch.0);
+    let (_sub, lines) = watch_on(mqtt, "large/#");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(
+        scratch.path("bulk.toml"),
+        "count = 100\nvalues = 64\nchanges_per_tick = 0\ndevice_instance = 1001\n",
+    )
+    .unwrap();
+    let config = scratch.path("large.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[device]]\ninstance = 1001\nport = {bip}\nplugin = \"builtin:bulk-objects\"\ndata_dir = \"{}\"\n\n\
+             [mqtt]\nbroker = \"127.0.0.1:{mqtt}\"\nclient_id = \"trellis-large\"\ntopic_prefix = \"large\"\nqos = 1\n",
+            scratch.0.display()
+        ),
+    )
+    .unwrap();
+    let gateway = crate::gateway::Gateway::start(&["run", "--config", config.to_str().unwrap()], &scratch.0)
+        .unwrap_or_else(|log| panic!("the gateway exited before serving:\n{log}"));
+    // The last object of the list (after 100 inputs and 63 values) has its first message.
+    wait_for(&lines, "analog-value,64's initial value", |l| l.starts_with("large/1001/analog-value,64 {"));
+    // And its changes.
+    let out = Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["--port", "0", "write", &format!("127.0.0.1:{bip}"), "analog-value,64", "present-value", "42.5"])
+        .args(["--priority", "8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_for(&lines, "42.5 in MQTT", |l| l.starts_with("large/1001/analog-value,64 {") && l.contains("42.5"));
+    assert!(!gateway.log().contains("will not be followed"), "{}", gateway.log());
+    drop(gateway);
+}
+
 /// The body of `GET path` on loopback (the console without credentials).
 fn http_get(port: u16, path: &str) -> String {
     use std::io::{Read, Write};
@@ -262,6 +302,9 @@ fn oversized_and_malformed_commands_are_refused_without_dropping_the_broker() {
         "trellis_mqtt_commands_total{result=\"refused\"} 3",
         "trellis_mqtt_connections_total 1",
         "trellis_mqtt_connected 1.0",
+        "trellis_mqtt_spool_memory_only 0.0",
+        "trellis_mqtt_spool_disk_errors_total 0",
+        "trellis_mqtt_spool_dropped_total 0",
     ] {
         assert!(metrics.contains(line), "no `{line}` in /metrics:\n{metrics}");
     }
