@@ -169,12 +169,12 @@ enum Scenario {
         common: Common,
     },
     /// `kill -9` of the gateway during acknowledged WriteProperty,
-    /// CreateObject, AtomicWriteFile and hot swaps, --rounds times each, and
+    /// CreateObject, AtomicWriteFile, hot swaps and MQTT spool writes, --rounds times each, and
     /// what it serves after a restart: one JSON line per round, a table on
     /// stderr; fails if anything acknowledged was lost. Trellis only.
     Faults {
-        /// Which faults (write, create, file, swap).
-        #[arg(long, value_delimiter = ',', default_value = "write,create,file,swap")]
+        /// Which faults (write, create, file, swap, spool).
+        #[arg(long, value_delimiter = ',', default_value = "write,create,file,swap,spool")]
         faults: Vec<String>,
         #[command(flatten)]
         common: Common,
@@ -190,6 +190,33 @@ enum Scenario {
         /// Seconds between two broker restarts.
         #[arg(long, default_value_t = 3.0)]
         period_secs: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The gateway's wall clock stepped forward and back (libfaketime; the
+    /// monotonic clock untouched) while it serves an occupancy Schedule, a
+    /// COV subscription and 50 reads a second: the schedule must follow,
+    /// the subscription keep its monotonic lifetime, no read fail. One JSON
+    /// line per clock stop, a table on stderr. Trellis only.
+    ClockJumps {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// BACnet/SC hub failover under load: the primary `trellis sc hub`
+    /// killed while our client node reads (--rate per second over --lanes)
+    /// from the demo building through it, then started again; reads
+    /// failed and the time of each switch. One JSON line per round
+    /// (--rounds), a table on stderr. Trellis only.
+    ScFailover {
+        /// Reads per second, all lanes together.
+        #[arg(long, default_value_t = 200)]
+        rate: u32,
+        /// Reads in flight at most.
+        #[arg(long, default_value_t = 4)]
+        lanes: usize,
+        /// Seconds of reading before the kill, on the failover and after the return.
+        #[arg(long, default_value_t = 3.0)]
+        phase_secs: f64,
         #[command(flatten)]
         common: Common,
     },
@@ -743,6 +770,19 @@ fn main() -> anyhow::Result<()> {
                 plot_dir,
             };
             with_env(&common, |env| scenario::soak::run(env, &o))
+        }
+        Scenario::ClockJumps { common } => with_env(&common, scenario::clock_jumps::run),
+        Scenario::ScFailover { rate, lanes, phase_secs, common } => {
+            let o = scenario::sc_failover::FailoverOptions {
+                rounds: common.rounds,
+                rate,
+                lanes,
+                phase: Duration::try_from_secs_f64(phase_secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .context("--phase-secs: positive seconds")?,
+            };
+            with_env(&common, |env| scenario::sc_failover::run(env, &o))
         }
         Scenario::Swap { swaps, common } => {
             let o = steps(&common, &[10], &[1])?;

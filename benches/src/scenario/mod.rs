@@ -27,6 +27,10 @@
 //!   writes and hot swaps; what the restarted gateway serves (Trellis only).
 //! - [`flaps`]: the MQTT broker restarted every few seconds while values
 //!   change; every acknowledged value must reach a durable subscriber.
+//! - [`sc_failover`]: the BACnet/SC primary hub killed under load and
+//!   started again; reads lost and the time of each switch.
+//! - [`clock_jumps`]: the gateway's wall clock stepped forward and back
+//!   (libfaketime): schedules, COV lifetimes, reads.
 //! - [`disk_full`]: the state's disk fills up and frees again under writes.
 //! - [`soak`]: an hour (or more) of paced mixed traffic with MQTT and an
 //!   OPC UA subscription on: RSS and p99 per window, the northbound truth.
@@ -37,6 +41,7 @@
 pub mod alarms;
 pub mod amplification;
 pub mod clients;
+pub mod clock_jumps;
 pub mod console;
 pub mod cost;
 pub mod cov;
@@ -51,6 +56,7 @@ pub mod opcua;
 pub mod python;
 pub mod router;
 pub mod sc;
+pub mod sc_failover;
 pub mod segmentation;
 pub mod soak;
 pub mod swap;

@@ -117,7 +117,7 @@ pub fn run(env: &Env, idle_nodes: usize, o: &StepOptions) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn hub_args(env: &Env, pki: &Path, name: &str, port: u16) -> (std::path::PathBuf, Vec<String>) {
+pub(super) fn hub_args(env: &Env, pki: &Path, name: &str, port: u16) -> (std::path::PathBuf, Vec<String>) {
     let file = |f: &str| pki.join(f).display().to_string();
     if name == "trellis" {
         let args = ["sc", "hub", "--listen", &format!("127.0.0.1:{port}")]

@@ -1,0 +1,432 @@
+//! `clock-jumps`: the gateway's wall clock steps forward and back, as an
+//! NTP step or an operator's `date -s` would move it (issue 41, item 4, the
+//! clock part). The gateway runs under libfaketime (its wall clock offset
+//! read from a file the scenario rewrites; the monotonic clock left alone),
+//! serving the demo building with an occupancy Schedule (21.0 on weekdays
+//! 07:00–19:00 UTC, else 18.0, written to analog-value,1 at priority 12).
+//!
+//! ```text
+//! clock: Mon 10:00 ─▶ Mon 20:00 (+10 h) ─▶ Mon 08:00 (−12 h) ─▶ Sat 10:00 (+5 d) ─▶ Wed 12:00 (−3 d)
+//! schedule,1:   21.0        18.0               21.0                18.0                21.0
+//!        ─▶ Wed 12:00, 156 weeks on (the SC certificates expired) ─▶ Mon 20:00 (back)
+//!                 21.0 (no change, no notification)                      18.0
+//! our client: ReadProperty 50/s all along; a COV subscription (lifetime 600 s) on analog-value,1
+//! our SC node: a read of the gateway's second device, on a `trellis sc hub` with the real clock, at each stop
+//! ```
+//!
+//! After each jump: the Schedule's Present_Value and the setpoint must
+//! follow the new time (how long they took is reported), the COV
+//! notification of the change must come, and its time remaining must
+//! follow the monotonic clock — a forward jump must not expire the
+//! subscription, a backward one must not stretch it; the Device's
+//! Local_Date and Local_Time are reported; no read may fail.
+//!
+//! Certificate expiry: the gateway's second device is a BACnet/SC node
+//! whose certificates (and the hub's) are valid to the end of next year.
+//! A connection made stays up across a jump (TLS judges validity at the
+//! handshake), so at the 156-weeks stop the hub is killed and started
+//! again: the gateway must refuse the hub's expired certificate (said in
+//! its log), stay off the hub, and keep serving its B/IP device; back at
+//! the real year it must connect again by itself (how long it took is
+//! reported). At every other stop the SC device must answer.
+//!
+//! A benchmark, not a test. Trellis only; needs libfaketime (`.ci/setup`
+//! installs it).
+
+use super::Env;
+use crate::json_line::JsonLine;
+use crate::target::{Spawned, free_port};
+use anyhow::{Context, bail};
+use bacnet::enums::PropertyIdentifier as P;
+use bacnet::{ObjectIdentifier, ObjectType, Value};
+use serde_json::json;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use trellis::client::{Client, CovSubscription, Destination, DeviceAddress};
+
+const SETPOINT: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::ANALOG_VALUE, instance: 1 };
+const SCHEDULE: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::SCHEDULE, instance: 1 };
+const ZONE: ObjectIdentifier = ObjectIdentifier { object_type: ObjectType::ANALOG_INPUT, instance: 1 };
+const OCCUPIED: f32 = 21.0;
+const UNOCCUPIED: f32 = 18.0;
+/// The COV subscription's lifetime (s): longer than the run.
+const LIFETIME: u32 = 600;
+/// How long the schedule may take to follow a jump.
+const SETTLE_WITHIN: Duration = Duration::from_secs(10);
+
+/// The clock's stops: (label, day of the week from Monday = 0, hour UTC).
+const STOPS: [(&str, u64, u64); 7] = [
+    ("Mon 10:00 (start)", 0, 10),
+    ("Mon 20:00 (+10 h)", 0, 20),
+    ("Mon 08:00 (−12 h)", 0, 8),
+    ("Sat 10:00 (+5 d)", 5, 10),
+    ("Wed 12:00 (−3 d)", 2, 12),
+    (EXPIRED, 2 + 156 * 7, 12),
+    ("Mon 20:00 (back 156 weeks)", 0, 20),
+];
+
+/// The stop where the SC certificates have expired by the gateway's clock.
+const EXPIRED: &str = "Wed 12:00 (+156 weeks: certificates expired)";
+/// The gateway's device on the SC port.
+const SC_DEVICE: u32 = 389021;
+/// How long the gateway may take to connect to the hub again, back at the real year.
+const RECONNECT_WITHIN: Duration = Duration::from_secs(15);
+
+/// libfaketime's preload library, where Debian puts it.
+fn libfaketime() -> anyhow::Result<PathBuf> {
+    let candidates = ["/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime"];
+    candidates
+        .iter()
+        .map(|d| Path::new(d).join("libfaketime.so.1"))
+        .find(|p| p.exists())
+        .context("libfaketime.so.1 (Debian's libfaketime; the README's test command installs it)")
+}
+
+/// The Unix time of this week's Monday 00:00 UTC (1970-01-01 was a Thursday).
+fn this_monday(now: u64) -> u64 {
+    let day = now / 86_400;
+    (day - (day + 3) % 7) * 86_400
+}
+
+/// What the schedule says at Unix time `t`.
+fn expected_at(t: u64) -> f32 {
+    let weekday = (t / 86_400 + 3) % 7;
+    let hour = t % 86_400 / 3600;
+    if weekday < 5 && (7..19).contains(&hour) { OCCUPIED } else { UNOCCUPIED }
+}
+
+fn config(port: u16, hub_port: u16, pki: &Path) -> String {
+    let file = |f: &str| pki.join(f).display().to_string();
+    format!(
+        r#"# Generated by stress-test clock-jumps.
+[[device]]
+instance = {SC_DEVICE}
+plugin = "builtin:demo-building"
+sc = {{ primary_hub = "wss://127.0.0.1:{hub_port}/", certificate = "{}", key = "{}", issuers = "{}", reconnect_s = 1, heartbeat_s = 10 }}
+
+[[device]]
+bind = "127.0.0.1"
+port = {port}
+instance = 389020
+plugin = "builtin:demo-building"
+
+[[device.schedule]]
+instance = 1
+name = "zone-1-occupancy"
+type = "real"
+default = {UNOCCUPIED:.1}
+priority = 12
+references = [{{ object = "analog-value,1", property = "present-value" }}]
+weekly.mon = [["07:00", {OCCUPIED:.1}], ["19:00", "null"]]
+weekly.tue = [["07:00", {OCCUPIED:.1}], ["19:00", "null"]]
+weekly.wed = [["07:00", {OCCUPIED:.1}], ["19:00", "null"]]
+weekly.thu = [["07:00", {OCCUPIED:.1}], ["19:00", "null"]]
+weekly.fri = [["07:00", {OCCUPIED:.1}], ["19:00", "null"]]
+"#,
+        file("node1.pem"),
+        file("node1.key"),
+        file("ca.pem"),
+    )
+}
+
+/// Whether the gateway's SC device answers our SC node's read within 1 s.
+async fn sc_answers(client: &Client, device: &DeviceAddress) -> bool {
+    tokio::time::timeout(Duration::from_secs(1), read_real(client, device, ZONE)).await.is_ok_and(|r| r.is_ok())
+}
+
+/// The line of `log` that says a certificate had expired, if one does.
+fn expiry_line(log: &Path) -> Option<String> {
+    let text = std::fs::read(log).unwrap_or_default();
+    String::from_utf8_lossy(&text).lines().rev().find(|l| l.to_ascii_lowercase().contains("expired")).map(String::from)
+}
+
+/// Set the gateway's clock to Unix time `target` (an offset from the real
+/// clock, in libfaketime's relative form).
+fn set_clock(file: &Path, target: u64) -> anyhow::Result<()> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
+    let offset = target as i64 - now;
+    // Written whole, then renamed: libfaketime never reads half a line.
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, format!("{offset:+}\n"))?;
+    std::fs::rename(&tmp, file)?;
+    Ok(())
+}
+
+async fn read_real(client: &Client, device: &DeviceAddress, o: ObjectIdentifier) -> anyhow::Result<f32> {
+    match client.read_property(device, o, P::PRESENT_VALUE, None).await?.as_primitive() {
+        Some(Value::Real(x)) => Ok(*x),
+        other => bail!("{o} Present_Value: {other:?}, not a REAL"),
+    }
+}
+
+/// Run the scenario: one JSON line per stop, a table on stderr.
+pub fn run(env: &Env) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    runtime.block_on(jumps(env))
+}
+
+async fn jumps(env: &Env) -> anyhow::Result<()> {
+    let preload = libfaketime()?;
+    let dir = env.programs.work_dir.join("clock-jumps");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let clock_file = dir.join("faketime");
+    let real_now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let monday = this_monday(real_now);
+    let at = |(_, day, hour): (&str, u64, u64)| monday + day * 86_400 + hour * 3600;
+    set_clock(&clock_file, at(STOPS[0]))?;
+
+    // The SC leg: a test PKI valid to the end of next year, a hub on the real clock.
+    let pki = dir.join("pki");
+    trellis_sc::pki::write_test_pki(&pki, &["127.0.0.1", "localhost"], 2, 1, &[]).context("write the test PKI")?;
+    let hub_port = free_port()?;
+    let mut hub = Some(super::sc_failover::hub(env, &pki, hub_port, "sc-hub-clock-jumps")?);
+
+    let port = free_port()?;
+    let config_file = dir.join("trellis.toml");
+    std::fs::write(&config_file, config(port, hub_port, &pki))?;
+    let admin = dir.join("admin").join("admin.sock");
+    let mut args: Vec<String> = [
+        "TZ=UTC".to_string(),
+        format!("LD_PRELOAD={}", preload.display()),
+        format!("FAKETIME_TIMESTAMP_FILE={}", clock_file.display()),
+        "FAKETIME_NO_CACHE=1".into(),
+        "FAKETIME_DONT_FAKE_MONOTONIC=1".into(),
+    ]
+    .to_vec();
+    args.push(env.programs.trellis.display().to_string());
+    args.extend(
+        ["run", "--config", &config_file.display().to_string(), "--admin-socket", &admin.display().to_string()]
+            .map(String::from),
+    );
+    let gateway =
+        Spawned::start("trellis-clock-jumps", Path::new("env"), &args, &env.programs, env.server_cpu.as_deref())?;
+    let device = DeviceAddress::direct(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
+    let client = Client::bind(crate::workload::client_config(Duration::from_secs(2), 4)).await?;
+    let started = Instant::now();
+    while read_real(&client, &device, ZONE).await.is_err() {
+        anyhow::ensure!(gateway.exited().is_none(), "the gateway exited: {}", gateway.log_tail());
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "the gateway did not answer: {}",
+            gateway.log_tail()
+        );
+    }
+
+    // Our SC node on the same hub, and the gateway's SC device found through it.
+    let mut section = trellis::sc_port::ScSection::for_cli(
+        format!("wss://127.0.0.1:{hub_port}/"),
+        None,
+        pki.join("node2.pem"),
+        pki.join("node2.key"),
+        pki.join("ca.pem"),
+    );
+    section.reconnect_s = 1;
+    let sc = trellis::sc_port::start(&section, 0x3F_FFFD, &dir)?;
+    let sc_client = Client::on_sc(sc.port.node, sc.port.up, bacnet::tsm::TsmConfig::default());
+    let sc_device = loop {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "device {SC_DEVICE} not found on the hub: {}",
+            gateway.log_tail()
+        );
+        let found = sc_client
+            .who_is(Destination::GlobalBroadcast, Some((SC_DEVICE, SC_DEVICE)), Duration::from_millis(500))
+            .await?
+            .collect()
+            .await;
+        if let Some(d) = found.first() {
+            break d.address.clone();
+        }
+    };
+
+    // Our subscription, and every notification of the setpoint.
+    let mut notifications = client.cov_notifications();
+    let subscription = CovSubscription::new(7, SETPOINT).lifetime(LIFETIME);
+    client.subscribe_cov(&device, &subscription).await.context("SubscribeCOV analog-value,1")?;
+    let subscribed = Instant::now();
+
+    // Reads all along.
+    let (stop, reads, failed) =
+        (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let reader = {
+        let (client, device, stop, reads, failed) =
+            (client.clone(), device.clone(), stop.clone(), reads.clone(), failed.clone());
+        tokio::spawn(async move {
+            let mut next = tokio::time::Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                next += Duration::from_millis(20);
+                tokio::time::sleep_until(next).await;
+                reads.fetch_add(1, Ordering::Relaxed);
+                if read_real(&client, &device, ZONE).await.is_err() {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+
+    let mut rows = Vec::new();
+    let mut wrong = Vec::new();
+    let mut previous = None;
+    for (i, stop_at) in STOPS.into_iter().enumerate() {
+        let (label, _, _) = stop_at;
+        let target = at(stop_at);
+        let jumped = Instant::now();
+        if i > 0 {
+            set_clock(&clock_file, target)?;
+        }
+        let failed_before = failed.load(Ordering::Relaxed);
+        let expected = expected_at(target);
+        // The schedule and the setpoint follow.
+        let mut settled = None;
+        while jumped.elapsed() < SETTLE_WITHIN {
+            let (s, v) = (read_real(&client, &device, SCHEDULE).await?, read_real(&client, &device, SETPOINT).await?);
+            if s == expected && v == expected {
+                settled = Some(jumped.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Its notification, when the value changed (none at the start).
+        let changes = previous.is_some_and(|p| p != expected);
+        previous = Some(expected);
+        let mut heard = None;
+        let until = Instant::now() + Duration::from_secs(3);
+        while heard.is_none() && changes && Instant::now() < until {
+            match tokio::time::timeout(Duration::from_millis(100), notifications.recv()).await {
+                Ok(Ok(n)) if n.notification.monitored_object == SETPOINT => {
+                    let value = n.notification.values.iter().find(|v| v.property == P::PRESENT_VALUE).and_then(|v| {
+                        match v.value.as_primitive() {
+                            Some(Value::Real(x)) => Some(*x),
+                            _ => None,
+                        }
+                    });
+                    if value == Some(expected) {
+                        heard = Some(n.notification.time_remaining);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The SC device: refused with expired certificates, back after.
+        let (sc_answered, sc_back_ms, expiry) = if label == EXPIRED {
+            drop(hub.take()); // SIGKILL: the gateway must handshake again
+            hub = Some(super::sc_failover::hub(env, &pki, hub_port, "sc-hub-clock-jumps-again")?);
+            // Three of the gateway's reconnect intervals.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let answered = sc_answers(&sc_client, &sc_device).await;
+            if answered {
+                wrong.push(format!("{label}: the SC device answered: the gateway took an expired hub certificate"));
+            }
+            let line = expiry_line(&gateway.log);
+            if line.is_none() {
+                wrong.push(format!("{label}: the gateway's log does not say the certificate expired"));
+            }
+            (answered, None, line)
+        } else {
+            let mut back = None;
+            while jumped.elapsed() < RECONNECT_WITHIN {
+                if sc_answers(&sc_client, &sc_device).await {
+                    back = Some(jumped.elapsed().as_millis() as u64);
+                    break;
+                }
+            }
+            if back.is_none() {
+                wrong.push(format!("{label}: the SC device did not answer within {RECONNECT_WITHIN:?}"));
+            }
+            (back.is_some(), back, None)
+        };
+        let remaining_expected = u64::from(LIFETIME).saturating_sub(subscribed.elapsed().as_secs());
+        let device_object = ObjectIdentifier { object_type: ObjectType::DEVICE, instance: 4_194_303 };
+        let date = client.read_property(&device, device_object, P::LOCAL_DATE, None).await?;
+        let time = client.read_property(&device, device_object, P::LOCAL_TIME, None).await?;
+        let failed_reads = failed.load(Ordering::Relaxed) - failed_before;
+        if settled.is_none() {
+            wrong.push(format!("{label}: the schedule did not show {expected} within {SETTLE_WITHIN:?}"));
+        }
+        if changes {
+            match heard {
+                None => wrong.push(format!("{label}: no COV notification of {expected}")),
+                Some(r) if u64::from(r).abs_diff(remaining_expected) > 5 => wrong.push(format!(
+                    "{label}: the subscription has {r} s left, the monotonic clock says {remaining_expected}"
+                )),
+                Some(_) => {}
+            }
+        }
+        let line = JsonLine::new()
+            .put("scenario", json!("clock-jumps"))
+            .put("stop", json!(label))
+            .put("schedule_expected", json!(expected))
+            .put("settled_ms", json!(settled.map(|d| d.as_millis() as u64)))
+            .put("notification_time_remaining_s", json!(heard))
+            .put("time_remaining_expected_s", json!(remaining_expected))
+            .put("device_local_date", json!(date.to_string()))
+            .put("device_local_time", json!(time.to_string()))
+            .put("reads_failed", json!(failed_reads))
+            .put("sc_device_answered", json!(sc_answered))
+            .put("sc_answered_after_ms", json!(sc_back_ms))
+            .put("certificate_refusal_logged", json!(expiry))
+            .finish();
+        println!("{line}");
+        rows.push(serde_json::from_str::<serde_json::Value>(&line)?);
+    }
+    stop.store(true, Ordering::Relaxed);
+    reader.await?;
+    let (total_reads, total_failed) = (reads.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
+    if total_failed > 0 {
+        wrong.push(format!("{total_failed} of {total_reads} reads failed"));
+    }
+    if let Some(status) = gateway.exited() {
+        wrong.push(format!("the gateway exited: {status}"));
+    }
+    let log = gateway.log_tail();
+    drop(gateway);
+    drop(hub);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    eprintln!(
+        "| clock | schedule,1 expected | settled after (ms) | COV time remaining (s): notified / monotonic | device Local_Date, Local_Time | reads failed | SC device answers (ms after the jump) |"
+    );
+    eprintln!("|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let sc = match (r["sc_device_answered"].as_bool(), r["sc_answered_after_ms"].as_u64()) {
+            (Some(true), Some(ms)) => format!("yes ({ms})"),
+            (Some(true), None) => "yes".to_string(),
+            _ if r["certificate_refusal_logged"].is_string() => "no: the hub's certificate expired".to_string(),
+            _ => "no".to_string(),
+        };
+        eprintln!(
+            "| {} | {} | {} | {} / {} | {} {} | {} | {sc} |",
+            r["stop"].as_str().unwrap_or("?"),
+            r["schedule_expected"],
+            r["settled_ms"],
+            r["notification_time_remaining_s"],
+            r["time_remaining_expected_s"],
+            r["device_local_date"].as_str().unwrap_or("?"),
+            r["device_local_time"].as_str().unwrap_or("?"),
+            r["reads_failed"]
+        );
+    }
+    eprintln!("stress-test: clock-jumps: {total_reads} reads, {total_failed} failed");
+    if wrong.is_empty() { Ok(()) } else { bail!("{}; the gateway's log ends: {log}", wrong.join("; ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mondays_and_the_occupied_hours_are_found_from_unix_time() {
+        // 2026-12-07 is a Monday; 2026-12-12 a Saturday.
+        let monday = 1_796_601_600; // 2026-12-07T00:00:00Z
+        assert_eq!(this_monday(monday + 3 * 86_400 + 5), monday);
+        assert_eq!(this_monday(monday), monday);
+        assert_eq!(expected_at(monday + 10 * 3600), OCCUPIED);
+        assert_eq!(expected_at(monday + 19 * 3600), UNOCCUPIED, "19:00 ends the day");
+        assert_eq!(expected_at(monday + 6 * 3600 + 3599), UNOCCUPIED);
+        assert_eq!(expected_at(monday + 5 * 86_400 + 10 * 3600), UNOCCUPIED, "a Saturday");
+    }
+}
