@@ -34,7 +34,9 @@ use tokio::time::Instant;
 use trellis_model::{ObjectModel, PropertyTarget};
 use trellis_net::{DeviceAddress, LinkAddress, sleep_until};
 
-/// How long after a subscription its initial notification goes out.
+/// How long a subscription's initial notification is held (and its later
+/// ones behind it; no other subscriber's), so that its SimpleACK reaches
+/// the subscriber first: see `cov_hold`.
 pub const INITIAL_NOTIFICATION_DELAY: Duration = Duration::from_millis(200);
 
 /// Counters of the COV machinery, for status and tests.
