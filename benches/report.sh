@@ -73,6 +73,7 @@ run segmentation $STRESS segmentation --target all --step-secs $SHORT_SECS --war
 run mixed $STRESS mixed --target all --journal --step-secs $STEP_SECS --warmup-ms $WARMUP_MS
 run cov $STRESS cov --target all --step-secs $STEP_SECS
 run cost $STRESS cost --callgrind --cache-dir "$RAW/cache"
+run idle-memory $STRESS idle-memory --instances 32 --cache-dir "$RAW/cache"
 run swap $STRESS swap --swaps $SWAPS --rounds $ROUNDS --step-secs 2 --warmup-ms $WARMUP_MS
 run amplification $STRESS amplification --target all
 run mqtt $STRESS mqtt --messages 20000 --rounds $ROUNDS --callgrind

@@ -452,6 +452,19 @@ enum Scenario {
         #[arg(long)]
         no_pooling: bool,
     },
+    /// Memory of one more idle object-model instance of the demo plugin
+    /// (the plugin runtime in this process, as `trellis run` loads one per
+    /// device), with the pooling allocator and without: resident and
+    /// proportional set per extra instance. One JSON line each, a table on
+    /// stderr. Reports; does not judge.
+    IdleMemory {
+        /// Instances loaded after the first.
+        #[arg(long, default_value_t = 32)]
+        instances: usize,
+        /// The compiled-component cache [default: a directory under the system's temporary directory].
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
     /// MS/TP wire limit: two of our stations (a served device whose object
     /// model is the bulk-objects plugin, and our client) on a simulated
     /// RS-485 line paced in real time; the achieved ReadProperty rate
@@ -709,6 +722,10 @@ fn main() -> anyhow::Result<()> {
                 .and_then(|()| if callgrind { scenario::mqtt::callgrind(payload, &work) } else { Ok(()) });
             let _ = std::fs::remove_dir_all(&work);
             r
+        }
+        Scenario::IdleMemory { instances, cache_dir } => {
+            let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));
+            scenario::idle_memory::run(instances, &cache)
         }
         Scenario::Cost { requests, warmup, cache_dir, callgrind, no_pooling } => {
             let cache = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("trellis-stress-cache"));

@@ -8,6 +8,7 @@
 pub mod amplification;
 pub mod data;
 pub mod devices;
+pub mod idle_memory;
 pub mod mqtt;
 pub mod opcua;
 pub mod page;

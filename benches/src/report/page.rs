@@ -42,6 +42,7 @@ pub fn page(results: &Results) -> Page {
     sections::cov_section(&mut p, results);
     sections::swap_section(&mut p, results);
     sections::cost_section(&mut p, results);
+    super::idle_memory::idle_memory_section(&mut p, results);
     super::devices::devices_section(&mut p, results);
     super::router::router_section(&mut p, results);
     super::python::python_section(&mut p, results);
@@ -268,6 +269,7 @@ fn targets(md: &mut String, results: &Results, clients: &ClientsTable) {
     sections::objects_target(md, results);
     sections::swap_target(md, results);
     sections::cost_target(md, results);
+    super::idle_memory::idle_memory_target(md, results);
     super::devices::devices_target(md, results);
     super::router::router_targets(md, results);
     super::python::python_targets(md, results);

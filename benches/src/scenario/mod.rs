@@ -13,6 +13,8 @@
 //! - [`mixed`]: weighted reads, writes, RPM, COV subscriptions and Who-Is.
 //! - [`cost`]: allocations (and, under callgrind, instructions) per served
 //!   ReadProperty, the gateway in this process.
+//! - [`idle_memory`]: resident and proportional memory per extra idle
+//!   object-model instance of the demo plugin, pooling on and off.
 //! - [`amplification`]: octets out ÷ octets in for a requester that
 //!   acknowledges segmented answers blind (reflection attacks).
 //! - [`sc`]: ReadProperty over BACnet/SC through each side's hub, against
@@ -49,6 +51,7 @@ pub mod devices;
 pub mod disk_full;
 pub mod faults;
 pub mod flaps;
+pub mod idle_memory;
 pub mod mixed;
 pub mod mqtt;
 pub mod objects;
