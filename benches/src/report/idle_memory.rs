@@ -1,6 +1,6 @@
 //! The report's `idle-memory` section and its target row: memory per extra
-//! idle object-model instance of the demo plugin, from `stress-test
-//! idle-memory`.
+//! idle plugin instance, per kind (the target is the demo object model's),
+//! from `stress-test idle-memory`.
 //!
 //! Must never: show the resident figure without the proportional one (the
 //! compiled code is mapped once per load: resident counts each mapping,
@@ -16,7 +16,10 @@ const TARGET_KIB: u64 = 256;
 /// The target row: the pooling allocator's resident growth per instance.
 pub fn idle_memory_target(md: &mut String, results: &Results) {
     let goal = format!("idle object-model instance of the demo plugin: ≤ {TARGET_KIB} KiB each after the first");
-    let pooled = results.scenario("idle-memory").map(|(_, l)| l).find(|l| l["pooling"].as_bool() == Some(true));
+    let pooled = results
+        .scenario("idle-memory")
+        .map(|(_, l)| l)
+        .find(|l| l["kind"] == "object-model" && l["pooling"].as_bool() == Some(true));
     match pooled.and_then(|l| Some((l["per_extra_rss_kib"].as_u64()?, l["per_extra_pss_kib"].as_u64()?))) {
         Some((rss, pss)) => {
             let _ = writeln!(
@@ -39,24 +42,27 @@ pub fn idle_memory_section(p: &mut Page, results: &Results) {
     let _ = writeln!(md, "Command: `{command}`\n");
     let _ = writeln!(
         md,
-        "The plugin runtime runs inside `stress-test`, as `trellis run` uses it for each served device: one engine, \
-         the demo-building component loaded once per instance from the compiled-component cache, each instance \
-         called once (its state exported) and then left idle. Resident (`VmRSS`) and proportional (`Pss`, a \
+        "The plugin runtime runs inside `stress-test`, as `trellis run` uses it: one engine, \
+         the component loaded once per instance from the compiled-component cache, then left idle: the \
+         demo-building object model (one per served device) called once (its state exported), the \
+         broadcast-guard routing policy (one per configured policy) configured. Resident (`VmRSS`) and proportional (`Pss`, a \
          page mapped k times counts 1/k) set sizes of the process; per extra instance is the growth from the \
          first instance to all, divided by the instances added. The first instance (the compiled code's \
-         first mapping, the engine's first allocations) is apart. The second row runs after the first in \
-         the same process, so its first instance reuses what the allocator kept.\n"
+         first mapping, the engine's first allocations) is apart. Each row after the first runs in the same \
+         process, so its first instance may reuse what the allocator kept.\n"
     );
     let _ = writeln!(
         md,
-        "| allocator | extra instances | first instance KiB (RSS / PSS) | per extra instance KiB (RSS / PSS) |"
+        "| kind (plugin) | allocator | extra instances | first instance KiB (RSS / PSS) | per extra instance KiB (RSS / PSS) |"
     );
-    let _ = writeln!(md, "|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|");
     for (_, l) in results.scenario("idle-memory") {
         let n = |k: &str| l[k].as_u64().map_or("–".to_string(), |v| v.to_string());
         let _ = writeln!(
             md,
-            "| {} | {} | {} / {} | {} / {} |",
+            "| {} ({}) | {} | {} | {} / {} | {} / {} |",
+            l["kind"].as_str().unwrap_or("?"),
+            l["plugin"].as_str().unwrap_or("?"),
             if l["pooling"].as_bool() == Some(true) { "pooling" } else { "on demand" },
             n("extra_instances"),
             n("first_instance_rss_kib"),
@@ -76,7 +82,7 @@ mod tests {
 
     fn results(per_extra_rss_kib: u64) -> Results {
         let line = |pooling: bool, rss: u64| {
-            json!({"scenario": "idle-memory", "pooling": pooling, "extra_instances": 32, "first_instance_rss_kib": 2788,
+            json!({"scenario": "idle-memory", "kind": "object-model", "plugin": "demo-building", "pooling": pooling, "extra_instances": 32, "first_instance_rss_kib": 2788,
                    "first_instance_pss_kib": 2788, "per_extra_rss_kib": rss, "per_extra_pss_kib": 79})
         };
         Results {

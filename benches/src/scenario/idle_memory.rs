@@ -1,9 +1,13 @@
-//! `idle-memory`: what one more idle object-model instance of the demo
-//! plugin costs in memory (issue 38, item 4). The plugin runtime runs in
-//! this process, as `trellis run` uses it for each served device: one
-//! engine, the demo-building component loaded once per device (from the
-//! compiled-component cache), each instance called once (its state
-//! exported) so that what a first call touches is counted, then left idle.
+//! `idle-memory`: what one more idle plugin instance costs in memory
+//! (issue 38, item 4), per kind. The plugin runtime runs in this process,
+//! as `trellis run` uses it: one engine, the component loaded once per
+//! instance (from the compiled-component cache), then left idle.
+//!
+//! - object model: the demo building, as for each served device, each
+//!   instance called once (its state exported) so that what a first call
+//!   touches is counted;
+//! - routing policy: broadcast-guard with its default settings, as for each
+//!   configured policy, configured (a guest call) and asked nothing else.
 //!
 //! ```text
 //! engine started ─▶ 1 instance ─▶ 1 + N instances       (pooling on, then off)
@@ -16,15 +20,15 @@
 //! engine's first allocations) is reported apart. The target is 256 KiB
 //! per extra instance; the scenario reports, it does not judge.
 //!
-//! Only the object-model kind: routing-policy and application plugins
-//! load one instance per configured policy or application, not per
-//! device, and are not measured here.
+//! Not measured: application plugins (one per configured application,
+//! loaded with their grants and points).
 
 use crate::json_line::JsonLine;
 use anyhow::Context;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
+use trellis::plugin::routing::{PolicyConfig, PolicyPlugin};
 use trellis::plugin::{EngineConfig, PluginConfig, PluginEngine, PluginModel, PluginSource, PoolConfig, builtin};
 
 /// The target per extra idle instance (issue 38), KiB.
@@ -42,13 +46,51 @@ fn rss_pss_kib() -> anyhow::Result<(u64, u64)> {
     Ok((field("Rss")?, field("Pss")?))
 }
 
-/// Load one demo-building instance and call it once.
-fn load_one(engine: &PluginEngine, runtime: &tokio::runtime::Runtime, i: usize) -> anyhow::Result<PluginModel> {
-    let model =
-        PluginModel::load(engine, PluginSource::Bytes(builtin::DEMO_BUILDING), PluginConfig::new(format!("demo-{i}")))
-            .with_context(|| format!("load demo-building instance {i}"))?;
-    runtime.block_on(model.export_state()).map_err(|e| anyhow::anyhow!("instance {i}: export_state: {e}"))?;
-    Ok(model)
+/// The kinds measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ObjectModel,
+    RoutingPolicy,
+}
+
+impl Kind {
+    const ALL: [Kind; 2] = [Kind::ObjectModel, Kind::RoutingPolicy];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::ObjectModel => "object-model",
+            Kind::RoutingPolicy => "routing-policy",
+        }
+    }
+
+    fn plugin(self) -> &'static str {
+        match self {
+            Kind::ObjectModel => "demo-building",
+            Kind::RoutingPolicy => "broadcast-guard",
+        }
+    }
+}
+
+/// A loaded instance of either kind, held (not used) until the measurement ends.
+type Loaded = Box<dyn std::any::Any>;
+
+/// Load one instance of `kind` and call it as the module says.
+fn load_one(engine: &PluginEngine, runtime: &tokio::runtime::Runtime, kind: Kind, i: usize) -> anyhow::Result<Loaded> {
+    match kind {
+        Kind::ObjectModel => {
+            let config = PluginConfig::new(format!("demo-{i}"));
+            let model = PluginModel::load(engine, PluginSource::Bytes(builtin::DEMO_BUILDING), config)
+                .with_context(|| format!("load demo-building instance {i}"))?;
+            runtime.block_on(model.export_state()).map_err(|e| anyhow::anyhow!("instance {i}: export_state: {e}"))?;
+            Ok(Box::new(model))
+        }
+        Kind::RoutingPolicy => {
+            let config = PolicyConfig::new(format!("guard-{i}"), "");
+            let policy = PolicyPlugin::load(engine, PluginSource::Bytes(builtin::BROADCAST_GUARD), config)
+                .with_context(|| format!("load broadcast-guard instance {i}"))?;
+            Ok(Box::new(policy))
+        }
+    }
 }
 
 fn settled() -> anyhow::Result<(u64, u64)> {
@@ -56,8 +98,8 @@ fn settled() -> anyhow::Result<(u64, u64)> {
     rss_pss_kib()
 }
 
-/// One measurement: `extra` instances after the first, pooling on or off.
-fn measure(cache_dir: &Path, extra: usize, pooling: bool) -> anyhow::Result<JsonLine> {
+/// One measurement: `extra` instances of `kind` after the first, pooling on or off.
+fn measure(cache_dir: &Path, kind: Kind, extra: usize, pooling: bool) -> anyhow::Result<JsonLine> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let before = settled()?;
     let config = EngineConfig {
@@ -70,19 +112,19 @@ fn measure(cache_dir: &Path, extra: usize, pooling: bool) -> anyhow::Result<Json
     };
     let engine = PluginEngine::new(&config).map_err(|e| anyhow::anyhow!("start the engine: {e:#}"))?;
     let engine_started = settled()?;
-    let mut models = vec![load_one(&engine, &runtime, 0)?];
+    let mut loaded = vec![load_one(&engine, &runtime, kind, 0)?];
     let first = settled()?;
     for i in 1..=extra {
-        models.push(load_one(&engine, &runtime, i)?);
+        loaded.push(load_one(&engine, &runtime, kind, i)?);
     }
     let all = settled()?;
     let per = |a: u64, b: u64| (a.saturating_sub(b) as f64 / extra.max(1) as f64).round() as u64;
     let (rss_per, pss_per) = (per(all.0, first.0), per(all.1, first.1));
-    drop(models);
+    drop(loaded);
     Ok(JsonLine::new()
         .put("scenario", json!("idle-memory"))
-        .put("kind", json!("object-model"))
-        .put("plugin", json!("demo-building"))
+        .put("kind", json!(kind.name()))
+        .put("plugin", json!(kind.plugin()))
         .put("pooling", json!(pooling))
         .put("extra_instances", json!(extra))
         .put("engine_rss_kib", json!(engine_started.0.saturating_sub(before.0)))
@@ -93,28 +135,35 @@ fn measure(cache_dir: &Path, extra: usize, pooling: bool) -> anyhow::Result<Json
         .put("target_kib", json!(TARGET_KIB)))
 }
 
-/// Run the scenario: pooling on, then off; one JSON line each, a table on stderr.
+/// Run the scenario: per kind, pooling on, then off; one JSON line each,
+/// a table on stderr.
 pub fn run(extra: usize, cache_dir: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(extra >= 1, "--instances: at least 1");
-    // Compile once into the cache: a device's load is a restart's, not a first start's.
-    PluginEngine::new(&EngineConfig { cache_dir: Some(cache_dir.to_path_buf()), ..EngineConfig::default() })
-        .ok()
-        .and_then(|e| {
-            PluginModel::load(&e, PluginSource::Bytes(builtin::DEMO_BUILDING), PluginConfig::new("prime")).ok()
-        });
+    // Compile once into the cache: a load here is a restart's, not a first start's.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let engine = EngineConfig { cache_dir: Some(cache_dir.to_path_buf()), ..EngineConfig::default() };
+    let engine = PluginEngine::new(&engine).map_err(|e| anyhow::anyhow!("start the engine: {e:#}"))?;
+    for kind in Kind::ALL {
+        drop(load_one(&engine, &runtime, kind, 0)?);
+    }
+    drop(engine);
     let mut rows = Vec::new();
-    for pooling in [true, false] {
-        let line = measure(cache_dir, extra, pooling)?.finish();
-        println!("{line}");
-        rows.push(serde_json::from_str::<serde_json::Value>(&line)?);
+    for kind in Kind::ALL {
+        for pooling in [true, false] {
+            let line = measure(cache_dir, kind, extra, pooling)?.finish();
+            println!("{line}");
+            rows.push(serde_json::from_str::<serde_json::Value>(&line)?);
+        }
     }
     eprintln!(
-        "| allocator | extra instances | engine (KiB RSS) | first instance (KiB RSS / PSS) | per extra instance (KiB RSS / PSS) | target |"
+        "| kind (plugin) | allocator | extra instances | engine (KiB RSS) | first instance (KiB RSS / PSS) | per extra instance (KiB RSS / PSS) | target |"
     );
-    eprintln!("|---|---|---|---|---|---|");
+    eprintln!("|---|---|---|---|---|---|---|");
     for r in &rows {
         eprintln!(
-            "| {} | {} | {} | {} / {} | {} / {} | ≤ {} |",
+            "| {} ({}) | {} | {} | {} | {} / {} | {} / {} | ≤ {} |",
+            r["kind"].as_str().unwrap_or("?"),
+            r["plugin"].as_str().unwrap_or("?"),
             if r["pooling"].as_bool() == Some(true) { "pooling" } else { "on demand" },
             r["extra_instances"],
             r["engine_rss_kib"],
