@@ -22,7 +22,8 @@
 //! client and the device each go back at their own reconnect interval, and
 //! reads between the two moments fail: two hubs do not carry each other's
 //! traffic (Annex AB). Fails if a read fails before the kill or once a
-//! switch is done, or if the gateway dies.
+//! switch is done, if the reads never settle after a switch (a node that
+//! stays on the other hub), or if the gateway dies.
 //!
 //! A benchmark, not a test (the integration test
 //! `a_device_and_a_client_fail_over_to_the_second_hub_and_back_while_reading`
@@ -84,8 +85,12 @@ pub fn run(env: &Env, o: &FailoverOptions) -> anyhow::Result<()> {
     );
     eprintln!("|---|---|---|---|---|---|---|---|");
     let mut after = 0;
+    let mut unsettled = Vec::new();
     for v in &rows {
         after += v["failed_outside_switches"].as_u64().unwrap_or(0);
+        if v["failover_s"].is_null() || v["return_settled_s"].is_null() {
+            unsettled.push(v["round"].to_string());
+        }
         eprintln!(
             "| {} | {} | {} | {} | {} | {} | {} | {} → {} |",
             v["round"],
@@ -97,6 +102,12 @@ pub fn run(env: &Env, o: &FailoverOptions) -> anyhow::Result<()> {
             v["failed_outside_switches"],
             v["rss_before_kib"],
             v["rss_after_kib"]
+        );
+    }
+    if !unsettled.is_empty() {
+        bail!(
+            "round(s) {}: the reads never settled after a switch (a node stayed on the other hub)",
+            unsettled.join(", ")
         );
     }
     if after > 0 {
@@ -258,6 +269,7 @@ async fn one_round(env: &Env, o: &FailoverOptions, pki: &Path, round: u32) -> an
         .put("failover_s", json!(failover.switch_s))
         .put("failed_returning", json!(back.failed_in_switch))
         .put("return_s", json!((returned.as_secs_f64() * 100.0).round() / 100.0))
+        .put("return_settled_s", json!(back.switch_s))
         .put("failed_outside_switches", json!(failed_before + failover.failed_after + back.failed_after))
         .put("failed_sent_ms_after_kill", json!(failed_at))
         .put("on_b_ms", json!(ms_after(on_b)))
