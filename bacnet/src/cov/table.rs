@@ -435,6 +435,14 @@ impl<A: Ord + Clone> CovTable<A> {
         n
     }
 
+    /// True when `subscriber`'s process `process_identifier` holds some
+    /// subscription to `object` (a notification made for it may still go).
+    pub fn is_subscribed(&self, subscriber: &A, process_identifier: u32, object: ObjectIdentifier) -> bool {
+        self.objects.get(&object).is_some_and(|m| {
+            m.subscriptions.keys().any(|k| k.subscriber == *subscriber && k.process_identifier == process_identifier)
+        })
+    }
+
     /// True when some subscription monitors `object`.
     pub fn is_monitored(&self, object: ObjectIdentifier) -> bool {
         self.objects.contains_key(&object)

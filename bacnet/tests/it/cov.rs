@@ -333,6 +333,10 @@ fn a_cancellation_removes_the_subscription_and_no_notification_follows() {
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].subscriber_process_identifier, 2, "only process 2 is left");
     assert_eq!(t.counters().cancelled, 1);
+    // What a driver asks before sending a notification it held.
+    assert!(!t.is_subscribed(&WORKSTATION, 1, ai(1)));
+    assert!(t.is_subscribed(&WORKSTATION, 2, ai(1)));
+    assert!(!t.is_subscribed(&LOGGER, 2, ai(1)) && !t.is_subscribed(&WORKSTATION, 2, ai(2)));
 }
 
 #[test]

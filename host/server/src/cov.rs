@@ -471,7 +471,10 @@ pub(crate) async fn run_notifier<M: ObjectModel, S: super::alarms::EventSink>(
         let initiating = server.device_id();
         let mut multiple = Vec::new();
         let fresh = std::iter::from_fn(|| cov.with_table(|t, _| t.poll_notification()));
-        for n in hold.sort(Instant::now(), fresh) {
+        let alive = |n: &Notification<DeviceAddress>| {
+            cov.with_table(|t, _| t.is_subscribed(&n.subscriber, n.subscriber_process_identifier, n.monitored_object))
+        };
+        for n in hold.sort(Instant::now(), alive, fresh) {
             if !server.communication().initiates() {
                 cov.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 continue;

@@ -13,6 +13,9 @@
 //! initial one until its delay has passed, its later ones behind it, in
 //! order.
 //!
+//! A held notification whose subscription was cancelled (or has expired)
+//! by its release is dropped: the subscriber no longer knows it.
+//!
 //! Must never: reorder one subscription's notifications, or hold a
 //! notification of a subscription that has no initial one waiting.
 
@@ -49,12 +52,14 @@ impl<A: Clone + Eq + std::hash::Hash> InitialHold<A> {
     }
 
     /// What may go `now`, in order: the held notifications whose time has
-    /// come (and no earlier one of theirs is still held), then those of
-    /// `fresh` not held. An initial notification of `fresh` is held until
-    /// `now + delay`, and every later one of its subscription behind it.
+    /// come (and no earlier one of theirs is still held) and whose
+    /// subscription is still `alive`, then those of `fresh` not held. An
+    /// initial notification of `fresh` is held until `now + delay`, and
+    /// every later one of its subscription behind it.
     pub(crate) fn sort(
         &mut self,
         now: Instant,
+        alive: impl Fn(&Notification<A>) -> bool,
         fresh: impl IntoIterator<Item = Notification<A>>,
     ) -> Vec<Notification<A>> {
         let mut ready = Vec::new();
@@ -63,7 +68,9 @@ impl<A: Clone + Eq + std::hash::Hash> InitialHold<A> {
         for (at, n) in self.held.drain(..) {
             let k = key(&n);
             if at <= now && !waiting.contains(&k) {
-                ready.push(n);
+                if alive(&n) {
+                    ready.push(n);
+                }
             } else {
                 waiting.insert(k);
                 still.push_back((at, n));
@@ -115,15 +122,29 @@ mod tests {
         let mut hold = InitialHold::new(delay);
         let t0 = Instant::now();
         // The workstation subscribes to av1 while the logger's av2 keeps changing.
-        let ready = hold.sort(t0, [n("workstation", 1, true), n("logger", 2, false)]);
+        let ready = hold.sort(t0, |_| true, [n("workstation", 1, true), n("logger", 2, false)]);
         assert_eq!(who(&ready), [("logger", 2, false)], "the logger's change goes at once");
         assert_eq!(hold.next_release(), Some(t0 + delay));
-        let ready = hold.sort(t0 + Duration::from_millis(50), [n("workstation", 1, false), n("logger", 2, false)]);
+        let ready =
+            hold.sort(t0 + Duration::from_millis(50), |_| true, [n("workstation", 1, false), n("logger", 2, false)]);
         assert_eq!(who(&ready), [("logger", 2, false)], "a change of av1 waits behind its initial notification");
         assert_eq!(hold.next_release(), Some(t0 + delay), "and goes with it, not before");
-        let ready = hold.sort(t0 + delay, []);
+        let ready = hold.sort(t0 + delay, |_| true, []);
         assert_eq!(who(&ready), [("workstation", 1, true), ("workstation", 1, false)], "then both, in order");
         assert_eq!(hold.next_release(), None);
+    }
+
+    #[test]
+    fn a_subscription_cancelled_while_its_initial_notification_is_held_gets_none() {
+        let delay = Duration::from_millis(200);
+        let mut hold = InitialHold::new(delay);
+        let t0 = Instant::now();
+        let ready = hold.sort(t0, |_| true, [n("workstation", 1, true), n("logger", 2, true)]);
+        assert!(ready.is_empty());
+        // The workstation cancelled av1 within the 200 ms.
+        let ready = hold.sort(t0 + delay, |n| n.subscriber != "workstation", []);
+        assert_eq!(who(&ready), [("logger", 2, true)]);
+        assert_eq!(hold.next_release(), None, "nothing left held");
     }
 
     #[test]
@@ -131,13 +152,13 @@ mod tests {
         let delay = Duration::from_millis(200);
         let mut hold = InitialHold::new(delay);
         let t0 = Instant::now();
-        let ready = hold.sort(t0, [n("workstation", 1, true), n("workstation", 2, false)]);
+        let ready = hold.sort(t0, |_| true, [n("workstation", 1, true), n("workstation", 2, false)]);
         assert_eq!(who(&ready), [("workstation", 2, false)], "the same subscriber's other object is not held");
         // Renewals of other objects every 10 ms do not push av1's release back.
         let mut av1_released_at = None;
         for i in 1..=20u32 {
             let at = t0 + Duration::from_millis(10) * i;
-            if who(&hold.sort(at, [n("workstation", 100 + i, true)])).contains(&("workstation", 1, true)) {
+            if who(&hold.sort(at, |_| true, [n("workstation", 100 + i, true)])).contains(&("workstation", 1, true)) {
                 av1_released_at = Some(at);
             }
         }
