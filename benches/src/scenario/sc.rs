@@ -140,11 +140,11 @@ pub(super) fn hub_args(env: &Env, pki: &Path, name: &str, port: u16) -> (std::pa
     }
 }
 
-fn start_hub(env: &Env, pki: &Path, name: &str) -> anyhow::Result<(Spawned, String)> {
-    let port = crate::target::free_port()?;
+/// A hub of `name` (trellis or rusty) on `port`, its log called `log_name`,
+/// listening once this returns.
+pub(super) fn hub_on(env: &Env, pki: &Path, name: &str, port: u16, log_name: &str) -> anyhow::Result<Spawned> {
     let (program, args) = hub_args(env, pki, name, port);
-    let hub =
-        Spawned::start(&format!("{name}-sc-hub-{port}"), &program, &args, &env.programs, env.server_cpu.as_deref())?;
+    let hub = Spawned::start(log_name, &program, &args, &env.programs, env.server_cpu.as_deref())?;
     // Listening once a TCP connection is taken (Python starts slowly).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -152,6 +152,12 @@ fn start_hub(env: &Env, pki: &Path, name: &str) -> anyhow::Result<(Spawned, Stri
         anyhow::ensure!(std::time::Instant::now() < deadline, "{} not listening within 60 s", hub.name);
         std::thread::sleep(Duration::from_millis(50));
     }
+    Ok(hub)
+}
+
+fn start_hub(env: &Env, pki: &Path, name: &str) -> anyhow::Result<(Spawned, String)> {
+    let port = crate::target::free_port()?;
+    let hub = hub_on(env, pki, name, port, &format!("{name}-sc-hub-{port}"))?;
     Ok((hub, format!("wss://127.0.0.1:{port}/")))
 }
 

@@ -118,15 +118,7 @@ pub fn run(env: &Env, o: &FailoverOptions) -> anyhow::Result<()> {
 
 /// A `trellis sc hub` on `port`, listening when this returns.
 pub(super) fn hub(env: &Env, pki: &Path, port: u16, name: &str) -> anyhow::Result<Spawned> {
-    let (program, args) = super::sc::hub_args(env, pki, "trellis", port);
-    let hub = Spawned::start(name, &program, &args, &env.programs, env.server_cpu.as_deref())?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        anyhow::ensure!(hub.exited().is_none(), "{name} exited: {}", hub.log_tail());
-        anyhow::ensure!(Instant::now() < deadline, "{name} not listening within 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(hub)
+    super::sc::hub_on(env, pki, "trellis", port, name)
 }
 
 async fn one_round(env: &Env, o: &FailoverOptions, pki: &Path, round: u32) -> anyhow::Result<JsonLine> {

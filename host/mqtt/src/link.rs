@@ -14,9 +14,10 @@
 //!
 //! Each connection is a fresh rumqttc event loop (so the spool is the one
 //! record of what is unacknowledged): after a loss the link waits its
-//! back-off (doubling to a maximum, each wait drawn from its upper half), connects again and replays the spool
-//! from its oldest unacknowledged message. At most `max_in_flight` messages
-//! are unacknowledged at once. A last will marks the availability topic
+//! back-off (doubling to a maximum, each wait drawn from its upper half),
+//! connects again and replays the spool from its oldest unacknowledged
+//! message. At most `max_in_flight` messages are unacknowledged at once.
+//! A last will marks the availability topic
 //! `offline` (retained) when the link dies; `online` is published at each
 //! connection. What arrives on the subscribed topics comes out of the
 //! receiver [`Link::start`] returns.

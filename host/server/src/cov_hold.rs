@@ -77,11 +77,10 @@ impl<A: Clone + Eq + std::hash::Hash> InitialHold<A> {
             }
         }
         for n in fresh {
-            let k = key(&n);
             if n.initial {
-                waiting.insert(k);
+                waiting.insert(key(&n));
                 still.push_back((now + self.delay, n));
-            } else if waiting.contains(&k) {
+            } else if !waiting.is_empty() && waiting.contains(&key(&n)) {
                 // Behind its subscription's held one: goes when that one has.
                 still.push_back((now, n));
             } else {
